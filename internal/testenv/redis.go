@@ -1,0 +1,146 @@
+package testenv
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Redis is a redis-server process owned by the test binary.
+type Redis struct {
+	Addr string
+	Port int
+	cmd  *exec.Cmd
+	dir  string
+}
+
+var (
+	sharedMu    sync.Mutex
+	shared      *Redis
+	sharedErr   error
+	startedDirs []string
+)
+
+// RedisServer returns the redis-server shared by all tests of this binary, starting it on
+// first use. It is stopped by Main, or killed with the test process.
+func RedisServer(t testing.TB) *Redis {
+	t.Helper()
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	if shared == nil && sharedErr == nil {
+		shared, sharedErr = StartRedis()
+	}
+	if sharedErr != nil {
+		Need(t, false, "redis-server: %v", sharedErr)
+	}
+	return shared
+}
+
+// StartRedis starts a private redis-server on a free loopback port (no persistence).
+// The caller must Stop it. Most tests want RedisServer instead.
+func StartRedis() (*Redis, error) {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		return nil, fmt.Errorf("redis-server not in PATH (apt-get install redis-server)")
+	}
+	dir, err := os.MkdirTemp("", "laraq-redis-")
+	if err != nil {
+		return nil, err
+	}
+	for attempt := 0; attempt < 5; attempt++ {
+		port, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		cmd := exec.Command(bin,
+			"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+			"--dir", dir, "--databases", "16", "--protected-mode", "yes", "--loglevel", "warning")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		logf, _ := os.Create(filepath.Join(dir, "redis.log"))
+		cmd.Stdout, cmd.Stderr = logf, logf
+		if err := cmd.Start(); err != nil {
+			return nil, err
+		}
+		r := &Redis{Addr: fmt.Sprintf("127.0.0.1:%d", port), Port: port, cmd: cmd, dir: dir}
+		if waitReady(r.Addr, 5*time.Second) {
+			return r, nil
+		}
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}
+	log, _ := os.ReadFile(filepath.Join(dir, "redis.log"))
+	return nil, fmt.Errorf("redis-server did not start: %s", log)
+}
+
+// Stop kills the server and removes its directory.
+func (r *Redis) Stop() {
+	if r == nil || r.cmd == nil {
+		return
+	}
+	_ = r.cmd.Process.Kill()
+	_ = r.cmd.Wait()
+	_ = os.RemoveAll(r.dir)
+}
+
+// Client returns a go-redis client on database db, closed when the test ends.
+func (r *Redis) Client(t testing.TB, db int) *redis.Client {
+	t.Helper()
+	c := redis.NewClient(&redis.Options{Addr: r.Addr, DB: db, PoolSize: 128})
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// Keys returns every key matching prefix+"*" on the client's database, sorted by SCAN order.
+func Keys(ctx context.Context, c redis.UniversalClient, prefix string) ([]string, error) {
+	var out []string
+	iter := c.Scan(ctx, 0, prefix+"*", 1000).Iterator()
+	for iter.Next(ctx) {
+		out = append(out, iter.Val())
+	}
+	return out, iter.Err()
+}
+
+// Main runs the tests and stops the shared servers afterwards. Use it from TestMain.
+func Main(m *testing.M) {
+	code := m.Run()
+	sharedMu.Lock()
+	shared.Stop()
+	sharedMu.Unlock()
+	StopDatabases()
+	os.Exit(code)
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func waitReady(addr string, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+	defer c.Close()
+	for time.Now().Before(deadline) {
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		err := c.Ping(ctx).Err()
+		cancel()
+		if err == nil {
+			return true
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return false
+}

@@ -1,0 +1,17 @@
+#!/bin/sh
+# Installs the real peers laraq's tests run against, from Debian's packages: redis-server,
+# PHP 8 with Laravel 8.83's queue components (phpredis and predis clients), SQLite, MariaDB
+# and PostgreSQL. Needs root (uses sudo when available).
+set -eu
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q
+$SUDO apt-get install -y -q --no-install-recommends \
+  redis-server \
+  php-cli php-redis php-nrk-predis php-sqlite3 php-mysql php-pgsql \
+  php-illuminate-queue php-illuminate-redis php-illuminate-events php-illuminate-bus \
+  php-illuminate-cache php-illuminate-config php-illuminate-database php-illuminate-encryption \
+  php-vlucas-phpdotenv \
+  mariadb-server postgresql \
+  ca-certificates git make
