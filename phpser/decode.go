@@ -1,0 +1,735 @@
+package phpser
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+	"unsafe"
+)
+
+// DefaultMaxDepth is how deeply arrays and objects may nest unless Decoder.MaxDepth
+// says otherwise. PHP's own limit (unserialize_max_depth) is 4096; queue commands
+// rarely go past 10.
+const DefaultMaxDepth = 512
+
+// minEntryLen is the fewest bytes an array element or property can take: "i:0;N;".
+// A count that cannot fit in what is left of the input is rejected up front.
+const minEntryLen = 6
+
+// Decoder decodes PHP serialize() output with options. The zero Decoder uses the
+// defaults; Decode and Unmarshal use the zero Decoder.
+type Decoder struct {
+	// MaxDepth is the deepest nesting of arrays and objects accepted.
+	// Default DefaultMaxDepth (512).
+	MaxDepth int
+}
+
+// SyntaxError reports input that is not valid PHP serialize() output.
+type SyntaxError struct {
+	Offset int    // byte offset in the input where the problem was found
+	Msg    string // what was expected or wrong, e.g. "expected ';'"
+}
+
+func (e *SyntaxError) Error() string {
+	return "phpser: " + e.Msg + " at offset " + strconv.Itoa(e.Offset)
+}
+
+// Decode parses one serialized value. See Decoder.Decode.
+func Decode(data []byte) (*Value, error) { return Decoder{}.Decode(data) }
+
+// Decode parses one serialized value, which must span all of data. It keeps one copy
+// of data: strings, keys and class names in the tree are slices of that copy (which is
+// never modified), so the caller may reuse data afterwards.
+//
+// Every form PHP 8 writes is accepted: N b i d s a O C E r R. References are resolved
+// (Value.Target); a cycle is just a pointer back up the tree. The data of a C: value is
+// opaque and counts as one value for r:/R: numbering; a Serializable class whose own
+// unserialize() reads nested values from it would make PHP number later values
+// differently (no class in Laravel's payloads does that).
+func (dc Decoder) Decode(data []byte) (*Value, error) {
+	if len(data) == 0 {
+		return nil, &SyntaxError{Offset: 0, Msg: "unexpected end of input, expected a value"}
+	}
+	buf := make([]byte, len(data))
+	copy(buf, data)
+	// buf is private to this call and never written again, so viewing it as a string
+	// is safe and lets every token be a substring without further copies.
+	return dc.decode(unsafe.String(&buf[0], len(buf)))
+}
+
+// DecodeString is Decode for input that is already a string; it does not copy s.
+func (dc Decoder) DecodeString(s string) (*Value, error) {
+	if len(s) == 0 {
+		return nil, &SyntaxError{Offset: 0, Msg: "unexpected end of input, expected a value"}
+	}
+	return dc.decode(s)
+}
+
+// DecodeString parses one serialized value held in a string without copying it.
+func DecodeString(s string) (*Value, error) { return Decoder{}.DecodeString(s) }
+
+type decoder struct {
+	s        string
+	pos      int
+	maxDepth int
+	slots    int // values numbered so far, as PHP's var_hash numbers them for r:/R:
+	refs     int
+	stack    []Entry // entries of the containers being decoded, innermost on top
+	hw       int     // high-water mark of stack, to clear it before pooling
+	chunk    []Entry // arena the finished containers' entries are carved from
+	chunkN   int
+}
+
+var decoderPool = sync.Pool{New: func() any { return new(decoder) }}
+
+func (dc Decoder) decode(s string) (*Value, error) {
+	d := decoderPool.Get().(*decoder)
+	v, err := dc.decodeWith(d, s)
+	decoderPool.Put(d)
+	return v, err
+}
+
+// decodeWith decodes s with d, leaving d reset for reuse except for d.slots.
+func (dc Decoder) decodeWith(d *decoder, s string) (*Value, error) {
+	d.s, d.pos, d.slots, d.refs, d.hw = s, 0, 0, 0, 0
+	d.maxDepth = dc.MaxDepth
+	if d.maxDepth <= 0 {
+		d.maxDepth = DefaultMaxDepth
+	}
+	// Every entry has a key ending in ';' and most values end in one too, so half the
+	// ';' count sizes the arena well for real payloads; it is capped so that ';' inside
+	// long strings cannot inflate it.
+	est := strings.Count(s, ";")/2 + 1
+	d.chunkN = min(est, 4096)
+	d.chunk = nil
+	root := &d.alloc(1)[0].Value
+	err := d.value(root, 0)
+	if err == nil && d.pos != len(s) {
+		err = d.errAt(d.pos, "unexpected data after the value")
+	}
+	if err == nil && d.refs > 0 {
+		err = d.resolve(root)
+	}
+	d.hw = max(d.hw, len(d.stack))
+	clear(d.stack[:d.hw])
+	d.stack = d.stack[:0]
+	if cap(d.stack) > 1<<16 {
+		d.stack = nil
+	}
+	d.s, d.chunk = "", nil
+	if err != nil {
+		return nil, err
+	}
+	return root, nil
+}
+
+// alloc carves n entries out of the arena. The capacity is clipped so that appending
+// to one container's entries can never overwrite its neighbour's.
+func (d *decoder) alloc(n int) []Entry {
+	l := len(d.chunk)
+	if n > cap(d.chunk)-l {
+		size := max(n, d.chunkN)
+		d.chunkN = min(2*d.chunkN, 1<<16)
+		d.chunk = make([]Entry, 0, size)
+		l = 0
+	}
+	d.chunk = d.chunk[:l+n]
+	return d.chunk[l : l+n : l+n]
+}
+
+func (d *decoder) errAt(off int, msg string) error {
+	if off >= len(d.s) {
+		return &SyntaxError{Offset: len(d.s), Msg: "unexpected end of input, " + msg}
+	}
+	return &SyntaxError{Offset: off, Msg: msg}
+}
+
+// expect reports what should have been at off.
+func (d *decoder) expect(off int, what string) error {
+	if off >= len(d.s) {
+		return &SyntaxError{Offset: len(d.s), Msg: "unexpected end of input, expected " + what}
+	}
+	return &SyntaxError{Offset: off, Msg: "expected " + what + ", found " + quoteByte(d.s[off])}
+}
+
+func quoteByte(c byte) string {
+	if c >= 0x20 && c < 0x7f && c != '\'' {
+		return "'" + string(rune(c)) + "'"
+	}
+	return "byte 0x" + strconv.FormatUint(uint64(c), 16)
+}
+
+func (d *decoder) value(v *Value, depth int) error {
+	s := d.s
+	p := d.pos
+	if p >= len(s) {
+		return d.expect(p, "a value")
+	}
+	if uint64(p) <= math.MaxUint32 {
+		v.off = uint32(p)
+		v.flags = flagHasOff
+	}
+	c := s[p]
+	if c != 'R' {
+		d.slots++
+	}
+	if c != 'N' && (p+1 >= len(s) || s[p+1] != ':') {
+		if !strings.ContainsRune("bidsaOCErR", rune(c)) {
+			return d.errAt(p, "unknown value type "+quoteByte(c))
+		}
+		return d.expect(p+1, "':'")
+	}
+	switch c {
+	case 'N':
+		if p+1 < len(s) && s[p+1] == ';' {
+			v.kind = KindNull
+			d.pos = p + 2
+			return nil
+		}
+		return d.expect(p+1, "';'")
+	case 'b':
+		if p+2 >= len(s) || (s[p+2] != '0' && s[p+2] != '1') {
+			return d.expect(p+2, "'0' or '1'")
+		}
+		if p+3 >= len(s) || s[p+3] != ';' {
+			return d.expect(p+3, "';'")
+		}
+		v.kind, v.num = KindBool, int64(s[p+2]-'0')
+		d.pos = p + 4
+		return nil
+	case 'i':
+		n, end, err := d.integer(p + 2)
+		if err != nil {
+			return err
+		}
+		v.kind, v.num = KindInt, n
+		// Keep the spelling only when Encode could not reproduce it (i:+5; i:007;):
+		// every string stored here is one more pointer for the GC to trace.
+		if t := s[p+2 : end]; t[0] == '+' || (len(t) > 1 && (t[0] == '0' || (t[0] == '-' && t[1] == '0'))) {
+			v.str = t
+		}
+		d.pos = end + 1
+		return nil
+	case 'd':
+		return d.float(v, p+2)
+	case 's':
+		str, err := d.quoted(p+2, ';')
+		if err != nil {
+			return err
+		}
+		v.kind, v.str = KindString, str
+		return nil
+	case 'a':
+		n, q, err := d.count(p + 2)
+		if err != nil {
+			return err
+		}
+		if n > (len(s)-q)/minEntryLen {
+			return d.errAt(p+2, "array of "+s[p+2:q]+" elements exceeds the "+strconv.Itoa(len(s)-q)+" bytes left")
+		}
+		if q+1 >= len(s) || s[q] != ':' || s[q+1] != '{' {
+			if q < len(s) && s[q] == ':' {
+				return d.expect(q+1, "'{'")
+			}
+			return d.expect(q, "':'")
+		}
+		if depth >= d.maxDepth {
+			return d.errAt(p, "nesting deeper than "+strconv.Itoa(d.maxDepth)+" levels")
+		}
+		d.pos = q + 2
+		ents, err := d.entries(n, depth+1)
+		if err != nil {
+			return err
+		}
+		v.kind = KindArray
+		v.setEnts(ents)
+		return nil
+	case 'O':
+		class, err := d.className(p + 2)
+		if err != nil {
+			return err
+		}
+		q := d.pos
+		if q >= len(s) || s[q] != ':' {
+			return d.expect(q, "':'")
+		}
+		cs := q + 1
+		n, q, err := d.count(cs)
+		if err != nil {
+			return err
+		}
+		if n > (len(s)-q)/minEntryLen {
+			return d.errAt(cs, "object of "+s[cs:q]+" properties exceeds the "+strconv.Itoa(len(s)-q)+" bytes left")
+		}
+		if q+1 >= len(s) || s[q] != ':' || s[q+1] != '{' {
+			if q < len(s) && s[q] == ':' {
+				return d.expect(q+1, "'{'")
+			}
+			return d.expect(q, "':'")
+		}
+		if depth >= d.maxDepth {
+			return d.errAt(p, "nesting deeper than "+strconv.Itoa(d.maxDepth)+" levels")
+		}
+		d.pos = q + 2
+		ents, err := d.entries(n, depth+1)
+		if err != nil {
+			return err
+		}
+		v.kind, v.str = KindObject, class
+		v.setEnts(ents)
+		return nil
+	case 'C':
+		class, err := d.className(p + 2)
+		if err != nil {
+			return err
+		}
+		q := d.pos
+		if q >= len(s) || s[q] != ':' {
+			return d.expect(q, "':'")
+		}
+		data, err := d.quoted(q+1, '}')
+		if err != nil {
+			return err
+		}
+		// Class and data are not adjacent in the input; C: is rare enough that one
+		// concatenation is cheaper than a wider Value.
+		v.kind, v.str, v.num = KindCustom, class+data, int64(len(class))
+		d.slots += nestedSlots(data, d.maxDepth-depth)
+		return nil
+	case 'E':
+		str, err := d.quoted(p+2, ';')
+		if err != nil {
+			return err
+		}
+		colon := strings.IndexByte(str, ':')
+		if colon < 0 || !validClass(str[:colon]) || !validIdent(str[colon+1:]) {
+			return d.errAt(p, "invalid enum name "+strconv.Quote(str)+", want \"Class:Case\"")
+		}
+		v.kind, v.str = KindEnum, str
+		return nil
+	case 'r', 'R':
+		n, q, err := d.count(p + 2)
+		if err != nil {
+			return err
+		}
+		if q >= len(s) || s[q] != ';' {
+			return d.expect(q, "';'")
+		}
+		// PHP numbers values from 1 in stream order; r: takes a number itself, R: does
+		// not. Either must point strictly backwards.
+		limit := d.slots
+		if c == 'r' {
+			limit--
+		}
+		if n < 1 || n > limit {
+			return d.errAt(p, string(c)+":"+s[p+2:q]+" refers to no earlier value (valid: 1.."+strconv.Itoa(limit)+")")
+		}
+		v.kind, v.num = KindRef, int64(n)
+		if c == 'R' {
+			v.flags |= flagHardRef
+		}
+		d.refs++
+		d.pos = q + 1
+		return nil
+	}
+	return d.errAt(p, "unknown value type "+quoteByte(c))
+}
+
+// entries decodes n key/value pairs and the closing '}'. Pairs collect on the shared
+// stack and are copied into the arena once the count is proven, so a lying count
+// costs nothing.
+func (d *decoder) entries(n int, depth int) ([]Entry, error) {
+	if n <= directEntries {
+		return d.directEntries(n, depth)
+	}
+	base := len(d.stack)
+	for i := 0; i < n; i++ {
+		var e Entry
+		if err := d.key(&e.Key); err != nil {
+			return nil, err
+		}
+		if err := d.value(&e.Value, depth); err != nil {
+			return nil, err
+		}
+		d.stack = append(d.stack, e)
+	}
+	if d.pos >= len(d.s) || d.s[d.pos] != '}' {
+		return nil, d.expect(d.pos, "'}' after "+strconv.Itoa(n)+" elements")
+	}
+	d.pos++
+	if n == 0 {
+		return nil, nil
+	}
+	if l := len(d.stack); l > d.hw {
+		d.hw = l
+	}
+	ents := d.alloc(n)
+	copy(ents, d.stack[base:])
+	d.stack = d.stack[:base]
+	return ents, nil
+}
+
+// directEntries is the largest container decoded straight into the arena. Writing in
+// place saves two copies of every entry (and their GC write barriers); the limit
+// bounds what a count that later proves false can make us allocate: at most this
+// many entries per open container, and containers nest at most MaxDepth deep.
+const directEntries = 64
+
+func (d *decoder) directEntries(n int, depth int) ([]Entry, error) {
+	if n == 0 {
+		if d.pos >= len(d.s) || d.s[d.pos] != '}' {
+			return nil, d.expect(d.pos, "'}' after 0 elements")
+		}
+		d.pos++
+		return nil, nil
+	}
+	ents := d.alloc(n)
+	for i := range ents {
+		e := &ents[i]
+		if err := d.key(&e.Key); err != nil {
+			return nil, err
+		}
+		if err := d.value(&e.Value, depth); err != nil {
+			return nil, err
+		}
+	}
+	if d.pos >= len(d.s) || d.s[d.pos] != '}' {
+		return nil, d.expect(d.pos, "'}' after "+strconv.Itoa(n)+" elements")
+	}
+	d.pos++
+	return ents, nil
+}
+
+func (d *decoder) key(k *Key) error {
+	s, p := d.s, d.pos
+	if p >= len(s) {
+		return d.expect(p, "a key")
+	}
+	switch s[p] {
+	case 'i':
+		if p+1 >= len(s) || s[p+1] != ':' {
+			return d.expect(p+1, "':'")
+		}
+		n, end, err := d.integer(p + 2)
+		if err != nil {
+			return err
+		}
+		k.isInt, k.num = true, n
+		d.pos = end + 1
+		return nil
+	case 's':
+		// Inline fast path for the commonest token, s:<len>:"<name>";
+		i := p + 2
+		n := 0
+		for ; i < len(s) && i < p+8; i++ {
+			c := s[i] - '0'
+			if c > 9 {
+				break
+			}
+			n = n*10 + int(c)
+		}
+		if p+1 < len(s) && s[p+1] == ':' && i > p+2 && i+1 < len(s) && s[i] == ':' && s[i+1] == '"' {
+			end := i + 2 + n
+			if end+1 < len(s) && s[end] == '"' && s[end+1] == ';' {
+				k.str = s[i+2 : end]
+				d.pos = end + 2
+				return nil
+			}
+		}
+		if p+1 >= len(s) || s[p+1] != ':' {
+			return d.expect(p+1, "':'")
+		}
+		str, err := d.quoted(p+2, ';')
+		if err != nil {
+			return err
+		}
+		k.str = str
+		return nil
+	}
+	return d.expect(p, "a key (i: or s:)")
+}
+
+// integer parses [+-]?[0-9]+ followed by ';' and returns the value and the index of ';'.
+func (d *decoder) integer(i int) (int64, int, error) {
+	s := d.s
+	start := i
+	neg := false
+	if i < len(s) && (s[i] == '-' || s[i] == '+') {
+		neg = s[i] == '-'
+		i++
+	}
+	digits := i
+	var u uint64
+	over := false
+	for i < len(s) && s[i]-'0' <= 9 {
+		if u > (math.MaxUint64-9)/10 {
+			over = true
+		} else {
+			u = u*10 + uint64(s[i]-'0')
+		}
+		i++
+	}
+	if i == digits {
+		return 0, 0, d.expect(i, "a digit")
+	}
+	if i >= len(s) || s[i] != ';' {
+		return 0, 0, d.expect(i, "';'")
+	}
+	if over || (!neg && u > math.MaxInt64) || (neg && u > 1<<63) {
+		return 0, 0, d.errAt(start, "integer "+s[start:i]+" out of int64 range")
+	}
+	if neg {
+		return int64(-u), i, nil
+	}
+	return int64(u), i, nil
+}
+
+// count parses an unsigned decimal (a length, element count or reference index) and
+// returns it with the index of the byte after it. A number larger than the whole
+// input comes back as len(input)+1: every caller refuses it then, before anything is
+// allocated for it, and no digit string can overflow.
+func (d *decoder) count(i int) (int, int, error) {
+	s := d.s
+	start := i
+	n := 0
+	for ; i < len(s); i++ {
+		c := s[i] - '0'
+		if c > 9 {
+			break
+		}
+		if n <= len(s) {
+			n = n*10 + int(c)
+		}
+	}
+	if i == start {
+		if i < len(s) && s[i] == '-' {
+			return 0, 0, d.errAt(i, "negative length")
+		}
+		return 0, 0, d.expect(i, "a digit")
+	}
+	return min(n, len(s)+1), i, nil
+}
+
+// quoted parses `<len>:"<bytes>"` followed by term (';' for s: and E:, '}' with a '{'
+// instead of the quotes for C:) and sets d.pos after it.
+func (d *decoder) quoted(i int, term byte) (string, error) {
+	s := d.s
+	n, q, err := d.count(i)
+	if err != nil {
+		return "", err
+	}
+	open, close := byte('"'), byte('"')
+	if term == '}' {
+		open, close = '{', '}'
+	}
+	if q >= len(s) || s[q] != ':' {
+		return "", d.expect(q, "':'")
+	}
+	if q+1 >= len(s) || s[q+1] != open {
+		return "", d.expect(q+1, "'"+string(rune(open))+"'")
+	}
+	start := q + 2
+	if n > len(s)-start {
+		return "", d.errAt(i, "length "+s[i:q]+" exceeds the "+strconv.Itoa(max(len(s)-start, 0))+" bytes left")
+	}
+	end := start + n
+	if end >= len(s) || s[end] != close {
+		return "", d.expect(end, "'"+string(rune(close))+"' after "+strconv.Itoa(n)+" bytes")
+	}
+	if term == '}' {
+		d.pos = end + 1
+		return s[start:end], nil
+	}
+	if end+1 >= len(s) || s[end+1] != term {
+		return "", d.expect(end+1, "'"+string(rune(term))+"'")
+	}
+	d.pos = end + 2
+	return s[start:end], nil
+}
+
+// className parses `<len>:"<Class>"` and leaves d.pos on the byte after the quote.
+func (d *decoder) className(i int) (string, error) {
+	s := d.s
+	n, q, err := d.count(i)
+	if err != nil {
+		return "", err
+	}
+	if q >= len(s) || s[q] != ':' {
+		return "", d.expect(q, "':'")
+	}
+	if q+1 >= len(s) || s[q+1] != '"' {
+		return "", d.expect(q+1, "'\"'")
+	}
+	start := q + 2
+	if n > len(s)-start {
+		return "", d.errAt(i, "length "+s[i:q]+" exceeds the "+strconv.Itoa(max(len(s)-start, 0))+" bytes left")
+	}
+	end := start + n
+	if end >= len(s) || s[end] != '"' {
+		return "", d.expect(end, "'\"' after "+strconv.Itoa(n)+" bytes")
+	}
+	class := s[start:end]
+	if !validClass(class) {
+		return "", d.errAt(start, "invalid class name "+strconv.Quote(class))
+	}
+	d.pos = end + 1
+	return class, nil
+}
+
+// classByte marks the bytes PHP's unserialize accepts in a class name.
+var classByte = func() (t [256]bool) {
+	for c := 0; c < 256; c++ {
+		t[c] = c == '\\' || c == '_' || c >= 0x7f || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
+	}
+	return t
+}()
+
+// validClass accepts the class names PHP's unserialize accepts.
+func validClass(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !classByte[s[i]] {
+			return false
+		}
+	}
+	return true
+}
+
+func validIdent(s string) bool {
+	return s != "" && !strings.ContainsRune(s, '\\') && validClass(s)
+}
+
+// float parses PHP's d: grammar: [+-]? digits with optional fraction and exponent, or
+// INF, -INF, NAN. The original text is kept so that Encode gives back the same bytes
+// even for spellings older PHP versions wrote (d:0.10000000000000001;).
+func (d *decoder) float(v *Value, i int) error {
+	s := d.s
+	start := i
+	var f float64
+	switch {
+	case strings.HasPrefix(s[i:], "INF;"):
+		f, i = math.Inf(1), i+3
+	case strings.HasPrefix(s[i:], "-INF;"):
+		f, i = math.Inf(-1), i+4
+	case strings.HasPrefix(s[i:], "NAN;"):
+		f, i = math.NaN(), i+3
+	default:
+		if i < len(s) && (s[i] == '-' || s[i] == '+') {
+			i++
+		}
+		intDigits := 0
+		for i < len(s) && s[i]-'0' <= 9 {
+			i++
+			intDigits++
+		}
+		fracDigits := 0
+		if i < len(s) && s[i] == '.' {
+			i++
+			for i < len(s) && s[i]-'0' <= 9 {
+				i++
+				fracDigits++
+			}
+		}
+		if intDigits+fracDigits == 0 {
+			return d.expect(i, "a digit")
+		}
+		if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+			i++
+			if i < len(s) && (s[i] == '-' || s[i] == '+') {
+				i++
+			}
+			e := i
+			for i < len(s) && s[i]-'0' <= 9 {
+				i++
+			}
+			if i == e {
+				return d.expect(i, "an exponent digit")
+			}
+		}
+		if i >= len(s) || s[i] != ';' {
+			return d.expect(i, "';'")
+		}
+		var err error
+		f, err = strconv.ParseFloat(s[start:i], 64)
+		if err != nil && !isRangeErr(err) {
+			return d.errAt(start, "invalid float "+strconv.Quote(s[start:i]))
+		}
+	}
+	v.kind, v.num, v.str = KindFloat, int64(math.Float64bits(f)), s[start:i]
+	d.pos = i + 1
+	return nil
+}
+
+func isRangeErr(err error) bool {
+	ne, ok := err.(*strconv.NumError)
+	return ok && ne.Err == strconv.ErrRange
+}
+
+// nestedSlots counts the values PHP numbers inside the data of a C: object. A
+// Serializable class whose unserialize() calls unserialize() on its data (Opis and
+// Laravel closures do, after an "@<signature>." prefix when signed) shares PHP's
+// numbering with the outer payload, so the values in it take numbers that r:/R: later
+// in the payload count. Data that is not one serialized value (a UUID, JSON) takes none.
+func nestedSlots(data string, maxDepth int) int {
+	if len(data) > 1 && data[0] == '@' && data[1] != '{' {
+		if i := strings.IndexByte(data, '.'); i > 0 {
+			data = data[i+1:]
+		}
+	}
+	if len(data) < 2 || maxDepth <= 0 || data[1] != ':' || !strings.ContainsRune("NbidsaOCE", rune(data[0])) {
+		return 0
+	}
+	d := decoderPool.Get().(*decoder)
+	defer decoderPool.Put(d)
+	_, err := (Decoder{MaxDepth: maxDepth}).decodeWith(d, data)
+	if err != nil {
+		return 0
+	}
+	return d.slots
+}
+
+// resolve points every reference at its target. PHP numbers the values in pre-order
+// (a container before its elements; array keys are not numbered); an r: takes a
+// number and stands for the object it points to, an R: takes none.
+func (d *decoder) resolve(root *Value) error {
+	table := make([]*Value, 0, d.slots)
+	var walk func(v *Value, depth int) error
+	walk = func(v *Value, depth int) error {
+		if v.kind == KindRef {
+			n := int(v.num)
+			if n < 1 || n > len(table) {
+				return &SyntaxError{Offset: int(v.off), Msg: "reference " + strconv.Itoa(n) + " out of range"}
+			}
+			t := table[n-1]
+			if t == nil {
+				return &SyntaxError{Offset: int(v.off), Msg: string("rR"[v.flags&flagHardRef]) + ":" + strconv.Itoa(n) + " refers to a value inside the data of a C: object"}
+			}
+			v.p = unsafe.Pointer(t)
+			if v.flags&flagHardRef == 0 {
+				// PHP refuses r: to anything but an object (enums are objects).
+				if t.kind != KindObject && t.kind != KindCustom && t.kind != KindEnum {
+					return &SyntaxError{Offset: int(v.off), Msg: "r:" + strconv.Itoa(n) + " refers to a " + t.kind.String() + ", not an object"}
+				}
+				table = append(table, t)
+			}
+			return nil
+		}
+		table = append(table, v)
+		if v.kind == KindCustom {
+			for n := nestedSlots(v.CustomData(), d.maxDepth-depth); n > 0; n-- {
+				table = append(table, nil)
+			}
+		}
+		ents := v.ents()
+		for i := range ents {
+			if err := walk(&ents[i].Value, depth+1); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return walk(root, 0)
+}

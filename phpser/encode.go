@@ -1,0 +1,127 @@
+package phpser
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/laraq/laraq/internal/phpfmt"
+)
+
+// Encode writes v in PHP's serialize() format. It is the exact inverse of Decode:
+// Encode(Decode(b)) == b for all of serialize()'s output (numbers keep the spelling
+// they were decoded with; lengths written with leading zeros come back without).
+func Encode(v *Value) ([]byte, error) { return AppendEncode(nil, v) }
+
+// AppendEncode is Encode appending to dst.
+func AppendEncode(dst []byte, v *Value) ([]byte, error) {
+	if v == nil {
+		return dst, errors.New("phpser: Encode of a nil *Value")
+	}
+	out, err := encodeValue(dst, v)
+	if err != nil {
+		return dst, err
+	}
+	return out, nil
+}
+
+// appendFloat writes f as serialize() does (shortest round-trip digits, E exponent,
+// INF/-INF/NAN).
+func appendFloat(dst []byte, f float64) []byte { return phpfmt.AppendFloat(dst, f, 'E') }
+
+func appendLenQuoted(b []byte, tag string, s string) []byte {
+	b = append(b, tag...)
+	b = strconv.AppendInt(b, int64(len(s)), 10)
+	b = append(b, ':', '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+func encodeValue(b []byte, v *Value) ([]byte, error) {
+	switch v.kind {
+	case KindNull:
+		return append(b, 'N', ';'), nil
+	case KindBool:
+		if v.num != 0 {
+			return append(b, "b:1;"...), nil
+		}
+		return append(b, "b:0;"...), nil
+	case KindInt:
+		b = append(b, 'i', ':')
+		if v.str != "" {
+			b = append(b, v.str...)
+		} else {
+			b = strconv.AppendInt(b, v.num, 10)
+		}
+		return append(b, ';'), nil
+	case KindFloat:
+		b = append(b, 'd', ':')
+		if v.str != "" {
+			b = append(b, v.str...)
+		} else {
+			b = appendFloat(b, v.Float())
+		}
+		return append(b, ';'), nil
+	case KindString:
+		return append(appendLenQuoted(b, "s:", v.str), ';'), nil
+	case KindArray:
+		b = append(b, 'a', ':')
+		return encodeEntries(b, v.ents())
+	case KindObject:
+		if !validClass(v.str) {
+			return b, errors.New("phpser: invalid class name " + strconv.Quote(v.str))
+		}
+		b = appendLenQuoted(b, "O:", v.str)
+		b = append(b, ':')
+		return encodeEntries(b, v.ents())
+	case KindCustom:
+		class, data := v.str[:v.num], v.str[v.num:]
+		if !validClass(class) {
+			return b, errors.New("phpser: invalid class name " + strconv.Quote(class))
+		}
+		b = appendLenQuoted(b, "C:", class)
+		b = append(b, ':')
+		b = strconv.AppendInt(b, int64(len(data)), 10)
+		b = append(b, ':', '{')
+		b = append(b, data...)
+		return append(b, '}'), nil
+	case KindEnum:
+		i := strings.IndexByte(v.str, ':')
+		if i < 0 || !validClass(v.str[:i]) || !validIdent(v.str[i+1:]) {
+			return b, errors.New("phpser: invalid enum " + strconv.Quote(v.str) + ", want \"Class:Case\"")
+		}
+		return append(appendLenQuoted(b, "E:", v.str), ';'), nil
+	case KindRef:
+		if v.num < 1 {
+			return b, errors.New("phpser: reference index " + strconv.FormatInt(v.num, 10) + " is not positive")
+		}
+		if v.flags&flagHardRef != 0 {
+			b = append(b, 'R', ':')
+		} else {
+			b = append(b, 'r', ':')
+		}
+		b = strconv.AppendInt(b, v.num, 10)
+		return append(b, ';'), nil
+	}
+	return b, errors.New("phpser: cannot encode value of " + v.kind.String())
+}
+
+func encodeEntries(b []byte, ents []Entry) ([]byte, error) {
+	b = strconv.AppendInt(b, int64(len(ents)), 10)
+	b = append(b, ':', '{')
+	var err error
+	for i := range ents {
+		e := &ents[i]
+		if e.Key.isInt {
+			b = append(b, 'i', ':')
+			b = strconv.AppendInt(b, e.Key.num, 10)
+			b = append(b, ';')
+		} else {
+			b = append(appendLenQuoted(b, "s:", e.Key.str), ';')
+		}
+		if b, err = encodeValue(b, &e.Value); err != nil {
+			return b, err
+		}
+	}
+	return append(b, '}'), nil
+}

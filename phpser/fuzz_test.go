@@ -1,0 +1,147 @@
+package phpser
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/laraq/laraq/internal/testenv"
+)
+
+// Fuzz targets; seeded with the golden and captured Laravel cases. Run each for a
+// bounded time, e.g.:
+//
+//	go test ./phpser -run '^$' -fuzz '^FuzzDecode$' -fuzztime 30s
+
+func seedSerialized(f *testing.F) {
+	for _, g := range loadGoldens(f) {
+		f.Add(g.ser)
+	}
+	for _, name := range laravelCommands {
+		f.Add(readLaravel(f, name+".ser"))
+	}
+	closure := `C:32:"Opis\Closure\SerializableClosure":122:{a:5:{s:3:"use";a:0:{}s:8:"function";s:0:"";s:5:"scope";N;s:4:"this";N;s:4:"self";s:32:"00000000000000040000000000000000";}}`
+	f.Add([]byte(`a:3:{i:0;` + closure + `i:1;O:8:"stdClass":1:{s:1:"a";i:1;}i:2;r:9;}`))
+	for _, s := range []string{`a:1:{i:0;R:1;}`, `O:4:"Node":1:{s:6:"parent";r:1;}`, `i:+5;`, `d:.5;`, `b:7;`, `a:1:{}`} {
+		f.Add([]byte(s))
+	}
+}
+
+// FuzzDecode: Decode never panics, and whatever it accepts encodes back to the same
+// bytes or, for spellings Encode normalises (s:01:, i:+1; as a key), to bytes that
+// decode to the same tree and are a fixed point; it also renders readably.
+func FuzzDecode(f *testing.F) {
+	seedSerialized(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		v, err := Decode(data)
+		if err != nil {
+			if v != nil {
+				t.Fatal("value and error")
+			}
+			return
+		}
+		out, err := Encode(v)
+		if err != nil {
+			t.Fatalf("decoded but does not encode: %v", err)
+		}
+		if !bytes.Equal(out, data) {
+			v2, err := Decode(out)
+			if err != nil || !Equal(v, v2) {
+				t.Fatalf("Encode(Decode(x)) decodes differently (%v)\n  x: %q\nout: %q", err, data, out)
+			}
+			if again, _ := Encode(v2); !bytes.Equal(again, out) {
+				t.Fatalf("normalised form is not stable\n%q\n%q", out, again)
+			}
+		}
+		if r, err := MarshalReadable(v); err == nil {
+			if _, err := UnmarshalReadable(r); err != nil && !bytes.Contains(r, []byte(`"@recursion"`)) {
+				t.Fatalf("readable form %s does not parse: %v", r, err)
+			}
+		}
+	})
+}
+
+// FuzzRoundTrip: decode -> encode -> decode gives the same tree, and the struct
+// mapping and Marshal never panic on what Decode accepts.
+func FuzzRoundTrip(f *testing.F) {
+	seedSerialized(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		v, err := Decode(data)
+		if err != nil {
+			return
+		}
+		out, err := Encode(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v2, err := Decode(out)
+		if err != nil || !Equal(v, v2) {
+			t.Fatalf("decode-encode-decode differs (%v)\n%q\n%q", err, data, out)
+		}
+		var x any
+		if err := v.Decode(&x); err == nil {
+			b, err := Marshal(x)
+			if err != nil {
+				t.Fatalf("Marshal of %#v: %v", x, err)
+			}
+			if _, err := Decode(b); err != nil {
+				t.Fatalf("Marshal wrote %q, which does not decode: %v", b, err)
+			}
+		}
+		var job fixturePodcast
+		_ = v.Decode(&job)
+	})
+}
+
+// FuzzUnmarshalReadable: the readable-form parser never panics, what it accepts
+// encodes, and a value read back from its own readable form is stable.
+func FuzzUnmarshalReadable(f *testing.F) {
+	for _, g := range loadGoldens(f) {
+		v, _ := Decode(g.ser)
+		if r, err := MarshalReadable(v); err == nil {
+			f.Add(r)
+		}
+	}
+	payloads, _ := filepath.Glob(testenv.Testdata("phpser", "payloads", "*"))
+	for _, p := range payloads {
+		b, _ := os.ReadFile(p)
+		f.Add(b)
+	}
+	for _, s := range []string{`{"@class":"A","\u0000*\u0000p":1}`, `{"@enum":"A:B"}`, `{"@binary":"AA=="}`, `[1.0,-0.0,"INF"]`, `{"@@x":{"10":[]}}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		v, err := UnmarshalReadable(data)
+		if err != nil {
+			return
+		}
+		b, err := Encode(v)
+		if err != nil {
+			t.Fatalf("readable %q gave a value that does not encode: %v", data, err)
+		}
+		if _, err := Decode(b); err != nil {
+			t.Fatalf("%q encodes to %q, which does not decode: %v", data, b, err)
+		}
+		// Visibility and special floats settle after one pass; from then on the form
+		// is a fixed point.
+		r1, err := MarshalReadable(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v2, err := UnmarshalReadable(r1)
+		if err != nil {
+			t.Fatalf("own output %s does not parse: %v", r1, err)
+		}
+		r2, _ := MarshalReadable(v2)
+		v3, err := UnmarshalReadable(r2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e2, _ := Encode(v2)
+		e3, _ := Encode(v3)
+		if !bytes.Equal(e2, e3) {
+			t.Fatalf("not stable:\n%s\n%s", r1, r2)
+		}
+	})
+}
