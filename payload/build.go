@@ -1,0 +1,311 @@
+package payload
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/google/uuid"
+)
+
+// Version selects which Laravel release's payload shape Build* writes. Every Laravel
+// 8.x–13.x worker reads every shape (missing keys default, unknown keys are ignored);
+// pick the one your PHP producers write so Go- and PHP-dispatched jobs look alike.
+type Version int
+
+const (
+	// Laravel8 (the default) is the shape of Laravel 8.43 through 12.10: uuid,
+	// displayName, job, maxTries, maxExceptions, failOnTimeout, backoff, timeout,
+	// retryUntil, data{commandName, command}, id, attempts. Debian's 8.83 writes it.
+	Laravel8 Version = iota
+	// Laravel1211 is the shape of 12.11 through 12.50: Laravel8's, plus createdAt after
+	// data and a trailing delay (the dispatch delay in seconds, null for an immediate
+	// push) after attempts.
+	Laravel1211
+	// Laravel1251 is the shape of 12.51 through 12.x: Laravel1211's, plus data.batchId
+	// (the batch id or null) as the third key of data for object jobs.
+	Laravel1251
+	// Laravel13 is the shape of 13.x: Laravel1251's, plus deleteWhenMissingModels (bool)
+	// after retryUntil for object jobs.
+	Laravel13
+)
+
+func (v Version) String() string {
+	switch v {
+	case Laravel8:
+		return "Laravel 8.43–12.10"
+	case Laravel1211:
+		return "Laravel 12.11–12.50"
+	case Laravel1251:
+		return "Laravel 12.51+"
+	case Laravel13:
+		return "Laravel 13.x"
+	}
+	return "Version(" + strconv.Itoa(int(v)) + ")"
+}
+
+func (v Version) valid() bool { return v >= Laravel8 && v <= Laravel13 }
+
+// ObjectJob describes a job dispatched as an object (PHP's dispatch(new Job)): the
+// fields createObjectPayload reads from the job instance.
+type ObjectJob struct {
+	UUID string // Str::uuid(); a new v4 UUID when empty
+	ID   string // the Redis driver's Str::random(32); a new one when empty
+
+	DisplayName string // displayName() of the job; CommandName when empty (as PHP without the method)
+	CommandName string // the PHP class (get_class), required
+	Command     string // serialize(clone $job) or its encrypted form, required
+
+	MaxTries      *int64 // $tries; nil writes null (the worker's --tries applies)
+	MaxExceptions *int64 // $maxExceptions
+	Timeout       *int64 // $timeout in seconds
+	RetryUntil    *int64 // retryUntil as a Unix timestamp
+	FailOnTimeout bool
+	Backoff       *string // already comma-joined, see JoinBackoff; nil writes null
+
+	BatchID                 *string // data.batchId (Laravel1251, Laravel13)
+	DeleteWhenMissingModels bool    // Laravel13
+	Delay                   *int64  // trailing delay in seconds (Laravel1211+); nil writes null
+	CreatedAt               int64   // createdAt, Unix seconds (Laravel1211+); the caller passes now
+}
+
+// payloadFlags is what Laravel 8.82+ createPayload passes to json_encode.
+const payloadFlags = JSONUnescapedUnicode
+
+// BuildObject writes the payload Laravel's RedisQueue::createPayload writes for an
+// object job, byte for byte: same key order and types, "\/", raw UTF-8 except
+// U+2028/U+2029, \u0000 for the NULs of mangled property names, "attempts":0. A command
+// or name that is not valid UTF-8 is an *EncodeError with code JSONErrorUTF8, where
+// Laravel throws InvalidPayloadException ("Error code: 5").
+func BuildObject(j ObjectJob, v Version) ([]byte, error) {
+	if !v.valid() {
+		return nil, fmt.Errorf("payload: unknown %v", v)
+	}
+	if j.CommandName == "" {
+		return nil, fmt.Errorf("payload: ObjectJob.CommandName is required (the PHP class of the command)")
+	}
+	if j.Command == "" {
+		return nil, fmt.Errorf("payload: ObjectJob.Command is required (the serialized command)")
+	}
+	display := j.DisplayName
+	if display == "" {
+		display = j.CommandName
+	}
+	w := writer{b: make([]byte, 0, 330+len(display)+len(j.CommandName)+len(j.Command)+len(j.Command)/8)}
+	w.lit(`{"uuid":`)
+	w.str("uuid", orNew(j.UUID, NewUUID))
+	w.lit(`,"displayName":`)
+	w.str("displayName", display)
+	w.lit(`,"job":"Illuminate\\Queue\\CallQueuedHandler@call","maxTries":`)
+	w.int(j.MaxTries)
+	w.lit(`,"maxExceptions":`)
+	w.int(j.MaxExceptions)
+	w.lit(`,"failOnTimeout":`)
+	w.bool(j.FailOnTimeout)
+	w.lit(`,"backoff":`)
+	if j.Backoff == nil {
+		w.lit("null")
+	} else {
+		w.str("backoff", *j.Backoff)
+	}
+	w.lit(`,"timeout":`)
+	w.int(j.Timeout)
+	w.lit(`,"retryUntil":`)
+	w.int(j.RetryUntil)
+	if v >= Laravel13 {
+		w.lit(`,"deleteWhenMissingModels":`)
+		w.bool(j.DeleteWhenMissingModels)
+	}
+	w.lit(`,"data":{"commandName":`)
+	w.str("data.commandName", j.CommandName)
+	w.lit(`,"command":`)
+	w.str("data.command", j.Command)
+	if v >= Laravel1251 {
+		w.lit(`,"batchId":`)
+		if j.BatchID == nil {
+			w.lit("null")
+		} else {
+			w.str("data.batchId", *j.BatchID)
+		}
+	}
+	w.lit("}")
+	w.tail(v, j.CreatedAt, orNew(j.ID, NewID), j.Delay)
+	return w.b, w.err
+}
+
+// StringOption sets an optional part of a string job payload (BuildString).
+type StringOption func(*stringJob)
+
+type stringJob struct {
+	uuid, id  string
+	version   Version
+	createdAt int64
+	delay     *int64
+}
+
+// WithUUID sets the uuid instead of generating one.
+func WithUUID(uuid string) StringOption { return func(s *stringJob) { s.uuid = uuid } }
+
+// WithID sets the Redis id instead of generating one.
+func WithID(id string) StringOption { return func(s *stringJob) { s.id = id } }
+
+// WithVersion selects the payload shape (default Laravel8).
+func WithVersion(v Version) StringOption { return func(s *stringJob) { s.version = v } }
+
+// WithCreatedAt sets createdAt (Unix seconds), written from Laravel1211 on.
+func WithCreatedAt(unix int64) StringOption { return func(s *stringJob) { s.createdAt = unix } }
+
+// WithDelay sets the trailing delay in seconds, written from Laravel1211 on (null
+// without this option).
+func WithDelay(seconds int64) StringOption { return func(s *stringJob) { s.delay = &seconds } }
+
+// BuildString writes the payload Laravel writes for Queue::push('Class@method', $data):
+// displayName is the part of job before the first "@", the job metadata keys are fixed
+// (maxTries null, maxExceptions null, failOnTimeout false, backoff null, timeout null)
+// and there is no retryUntil key. data is re-encoded the way PHP writes the value it
+// decodes to (json_decode assoc semantics: {} becomes [], 1.0 becomes 1, \u00e9 becomes
+// é); empty data stands for PHP's default ” and is written as "".
+//
+// A PHP worker runs such a job by calling Class::method($job, $data) and, unlike object
+// jobs, does not delete it afterwards: the PHP handler must call $job->delete().
+func BuildString(job string, data json.RawMessage, opts ...StringOption) ([]byte, error) {
+	var o stringJob
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if !o.version.valid() {
+		return nil, fmt.Errorf("payload: unknown %v", o.version)
+	}
+	if job == "" {
+		return nil, fmt.Errorf("payload: the job string is required (\"Class@method\")")
+	}
+	display, _, _ := strings.Cut(job, "@")
+	w := writer{b: make([]byte, 0, 300+2*len(job)+len(data)+len(data)/8)}
+	w.lit(`{"uuid":`)
+	w.str("uuid", orNew(o.uuid, NewUUID))
+	w.lit(`,"displayName":`)
+	w.str("displayName", display)
+	w.lit(`,"job":`)
+	w.str("job", job)
+	w.lit(`,"maxTries":null,"maxExceptions":null,"failOnTimeout":false,"backoff":null,"timeout":null,"data":`)
+	if len(data) == 0 {
+		w.lit(`""`)
+	} else if w.err == nil {
+		val, err := DecodeValue(data)
+		if err != nil {
+			return nil, fmt.Errorf("payload: data: %w", err)
+		}
+		if w.b, err = val.AppendJSON(w.b, payloadFlags); err != nil {
+			w.err = inPath(err, "data")
+		}
+	}
+	w.tail(o.version, o.createdAt, orNew(o.id, NewID), o.delay)
+	return w.b, w.err
+}
+
+// writer accumulates a payload and its first error.
+type writer struct {
+	b   []byte
+	err error
+}
+
+func (w *writer) lit(s string) { w.b = append(w.b, s...) }
+
+func (w *writer) str(path, s string) {
+	if w.err != nil {
+		return
+	}
+	var err error
+	if w.b, err = appendJSONString(w.b, s, payloadFlags); err != nil {
+		w.err = inPath(err, path)
+	}
+}
+
+func (w *writer) int(p *int64) {
+	if p == nil {
+		w.lit("null")
+		return
+	}
+	w.b = AppendJSONInt(w.b, *p)
+}
+
+func (w *writer) bool(b bool) {
+	if b {
+		w.lit("true")
+	} else {
+		w.lit("false")
+	}
+}
+
+// tail writes what follows data: createdAt (12.11+), the Redis driver's id and
+// attempts, and 12.11's delay, which createPayload sets after createPayloadArray (and
+// so after id/attempts).
+func (w *writer) tail(v Version, createdAt int64, id string, delay *int64) {
+	if v >= Laravel1211 {
+		w.lit(`,"createdAt":`)
+		w.b = AppendJSONInt(w.b, createdAt)
+	}
+	w.lit(`,"id":`)
+	w.str("id", id)
+	w.lit(`,"attempts":0`)
+	if v >= Laravel1211 {
+		w.lit(`,"delay":`)
+		w.int(delay)
+	}
+	w.lit("}")
+}
+
+func orNew(s string, gen func() string) string {
+	if s != "" {
+		return s
+	}
+	return gen()
+}
+
+// NewUUID returns a random (version 4) UUID in Laravel's Str::uuid() form: lowercase,
+// 36 characters with dashes.
+func NewUUID() string { return uuid.NewString() }
+
+// NewID returns a Redis job id as Laravel's Str::random(32) makes it: 32 characters of
+// [A-Za-z0-9], taken from the base64 of random bytes with "/", "+" and "=" removed,
+// drawing again until there are enough.
+func NewID() string {
+	const n = 32
+	out := make([]byte, 0, n)
+	var raw [n]byte
+	var enc [(n + 2) / 3 * 4]byte
+	for len(out) < n {
+		size := n - len(out)
+		_, _ = rand.Read(raw[:size]) // crypto/rand.Read never fails (Go 1.24+)
+		e := enc[:base64.StdEncoding.EncodedLen(size)]
+		base64.StdEncoding.Encode(e, raw[:size])
+		taken := 0
+		for _, c := range e {
+			if c == '/' || c == '+' || c == '=' {
+				continue
+			}
+			if taken == size {
+				break
+			}
+			out = append(out, c)
+			taken++
+		}
+	}
+	return string(out)
+}
+
+// JoinBackoff writes a backoff list the way createObjectPayload does (implode(',')):
+// [1, 5, 10] → "1,5,10".
+func JoinBackoff(vals []int64) string {
+	b := make([]byte, 0, 4*len(vals))
+	for i, v := range vals {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, v, 10)
+	}
+	return string(b)
+}
