@@ -1,0 +1,285 @@
+package rdb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// JobExceptionsTTL is the lifetime Laravel's Worker gives a new maxExceptions counter
+// (`Carbon::now()->addDay()`, sent as SETEX … 86400).
+const JobExceptionsTTL = 86400
+
+// pausedValue is what RedisStore::forever stores for `true`: PHP's serialize(true). Numeric
+// values are stored raw; everything else serialized.
+const pausedValue = "b:1;"
+
+// Cache reads and writes the Laravel cache keys queue workers share, the way Laravel's
+// RedisStore does (the commands in each method's comment are the exact ones PHP sends).
+// Laravel's default cache store is file (8.x) or database (11.x+); PHP workers only see
+// these signals when the app uses the Redis cache store on the same server.
+type Cache struct {
+	client redis.UniversalClient
+	keys   CacheKeys
+}
+
+// NewCache returns a Cache on client (the cache store's Redis connection, owned by the
+// caller) with the given key prefixes.
+func NewCache(client redis.UniversalClient, keys CacheKeys) (*Cache, error) {
+	if client == nil {
+		return nil, errors.New("rdb: nil cache redis client")
+	}
+	return &Cache{client: client, keys: keys}, nil
+}
+
+// Keys returns the key builder.
+func (c *Cache) Keys() CacheKeys { return c.keys }
+
+// RestartTimestamp reads the queue:restart signal (GET). ok is false when it was never
+// set. Workers remember the value at start and exit when it changes.
+func (c *Cache) RestartTimestamp(ctx context.Context) (ts int64, ok bool, err error) {
+	key := c.keys.Restart()
+	v, err := c.client.Get(ctx, key).Result()
+	if isNil(err) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("rdb: read restart signal %s: %w", key, err)
+	}
+	ts, err = parseCacheInt(v)
+	if err != nil {
+		return 0, false, fmt.Errorf("rdb: restart signal %s: %w", key, err)
+	}
+	return ts, true, nil
+}
+
+// SignalRestart writes the queue:restart signal as `php artisan queue:restart` does:
+// SET key <now> with no TTL (Repository::forever; an integer is stored raw).
+func (c *Cache) SignalRestart(ctx context.Context, now int64) error {
+	key := c.keys.Restart()
+	if err := c.client.Set(ctx, key, now, 0).Err(); err != nil {
+		return fmt.Errorf("rdb: write restart signal %s: %w", key, err)
+	}
+	return nil
+}
+
+// Paused reads the pause flags of queues on a queue connection (e.g. "redis") and the
+// global switch with one MGET (per-key GETs on a Cluster client): all is the 13.25+
+// pauseAll flag, paused[i] the 12.40+ `queue:pause connection:queues[i]` flag. A flag is
+// set when its value is truthy in PHP terms after RedisStore's unserialize.
+func (c *Cache) Paused(ctx context.Context, connection string, queues []string) (all bool, paused []bool, err error) {
+	keys := make([]string, 0, len(queues)+1)
+	keys = append(keys, c.keys.PausedAll())
+	for _, q := range queues {
+		keys = append(keys, c.keys.Paused(connection, q))
+	}
+	vals, err := c.mget(ctx, keys)
+	if err != nil {
+		return false, nil, fmt.Errorf("rdb: read pause flags: %w", err)
+	}
+	paused = make([]bool, len(queues))
+	for i := range queues {
+		paused[i] = phpTruthy(vals[i+1])
+	}
+	return phpTruthy(vals[0]), paused, nil
+}
+
+func (c *Cache) mget(ctx context.Context, keys []string) ([]any, error) {
+	if _, cluster := c.client.(*redis.ClusterClient); !cluster {
+		return c.client.MGet(ctx, keys...).Result()
+	}
+	// The keys usually live in different slots, which MGET refuses on a cluster.
+	pipe := c.client.Pipeline()
+	cmds := make([]*redis.StringCmd, len(keys))
+	for i, k := range keys {
+		cmds[i] = pipe.Get(ctx, k)
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !isNil(err) {
+		return nil, err
+	}
+	out := make([]any, len(keys))
+	for i, cmd := range cmds {
+		if v, err := cmd.Result(); err == nil {
+			out[i] = v
+		}
+	}
+	return out, nil
+}
+
+// Pause sets the flag `php artisan queue:pause connection:queue` sets (12.40+): SET key
+// "b:1;" with no TTL.
+func (c *Cache) Pause(ctx context.Context, connection, queue string) error {
+	return c.setForever(ctx, c.keys.Paused(connection, queue), pausedValue)
+}
+
+// Resume clears that flag as `php artisan queue:resume` does: DEL key.
+func (c *Cache) Resume(ctx context.Context, connection, queue string) error {
+	return c.forget(ctx, c.keys.Paused(connection, queue))
+}
+
+// PauseAll sets the global pause switch of Laravel 13.25+ (SET key "b:1;").
+func (c *Cache) PauseAll(ctx context.Context) error {
+	return c.setForever(ctx, c.keys.PausedAll(), pausedValue)
+}
+
+// ResumeAll clears the global pause switch (DEL key).
+func (c *Cache) ResumeAll(ctx context.Context) error {
+	return c.forget(ctx, c.keys.PausedAll())
+}
+
+// IncrementJobExceptions counts one more exception of the job with this uuid and returns
+// the new count, with the commands of Laravel's Worker (markJobAsFailedIfWillExceed-
+// MaxExceptions): GET key; if the value is missing or falsy, SETEX key 86400 0; then
+// INCRBY key 1. The counter is shared with PHP workers and survives releases.
+func (c *Cache) IncrementJobExceptions(ctx context.Context, uuid string) (int64, error) {
+	key := c.keys.JobExceptions(uuid)
+	v, err := c.client.Get(ctx, key).Result()
+	if err != nil && !isNil(err) {
+		return 0, fmt.Errorf("rdb: read exception counter %s: %w", key, err)
+	}
+	if isNil(err) || !phpTruthy(v) {
+		if err := c.client.SetEx(ctx, key, 0, JobExceptionsTTL*time.Second).Err(); err != nil {
+			return 0, fmt.Errorf("rdb: create exception counter %s: %w", key, err)
+		}
+	}
+	n, err := c.client.IncrBy(ctx, key, 1).Result()
+	if err != nil {
+		return 0, fmt.Errorf("rdb: increment exception counter %s: %w", key, err)
+	}
+	return n, nil
+}
+
+// ForgetJobExceptions deletes the counter (DEL key), as the Worker does when it fails the
+// job for too many exceptions.
+func (c *Cache) ForgetJobExceptions(ctx context.Context, uuid string) error {
+	return c.forget(ctx, c.keys.JobExceptions(uuid))
+}
+
+// CountJobException is the Worker's whole maxExceptions step for a job that threw:
+// IncrementJobExceptions, and when maxExceptions <= the new count, ForgetJobExceptions and
+// exceeded = true (the caller then fails the job).
+func (c *Cache) CountJobException(ctx context.Context, uuid string, maxExceptions int64) (count int64, exceeded bool, err error) {
+	count, err = c.IncrementJobExceptions(ctx, uuid)
+	if err != nil {
+		return 0, false, err
+	}
+	if maxExceptions <= count {
+		if err := c.ForgetJobExceptions(ctx, uuid); err != nil {
+			return count, true, err
+		}
+		return count, true, nil
+	}
+	return count, false, nil
+}
+
+func (c *Cache) setForever(ctx context.Context, key, value string) error {
+	if err := c.client.Set(ctx, key, value, 0).Err(); err != nil {
+		return fmt.Errorf("rdb: set %s: %w", key, err)
+	}
+	return nil
+}
+
+func (c *Cache) forget(ctx context.Context, key string) error {
+	if err := c.client.Del(ctx, key).Err(); err != nil {
+		return fmt.Errorf("rdb: delete %s: %w", key, err)
+	}
+	return nil
+}
+
+// parseCacheInt reads an integer cache value: stored raw by RedisStore ("1700000000"), or
+// serialized ("i:1700000000;") by other writers.
+func parseCacheInt(v string) (int64, error) {
+	s := v
+	if rest, ok := strings.CutPrefix(s, "i:"); ok {
+		if body, ok := strings.CutSuffix(rest, ";"); ok {
+			s = body
+		}
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	if err != nil {
+		if f, ferr := strconv.ParseFloat(strings.TrimSpace(s), 64); ferr == nil {
+			return int64(f), nil
+		}
+		return 0, fmt.Errorf("value %q is not an integer", truncate(v, 64))
+	}
+	return n, nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// phpTruthy says whether a cache value (nil for a missing key, else a string) is truthy in
+// PHP after RedisStore::unserialize: numeric strings are returned as strings (only "0" is
+// falsy); anything else goes through unserialize(), whose falsy results are false, 0, 0.0,
+// "", "0", null, an empty array, and a failed unserialize.
+func phpTruthy(v any) bool {
+	s, ok := v.(string)
+	if !ok {
+		return false
+	}
+	if isNumeric(s) {
+		return s != "0"
+	}
+	switch s {
+	case "b:0;", "i:0;", "i:-0;", "N;", `s:0:"";`, `s:1:"0";`, "a:0:{}":
+		return false
+	}
+	if body, ok := strings.CutPrefix(s, "d:"); ok {
+		if body, ok := strings.CutSuffix(body, ";"); ok {
+			f, err := strconv.ParseFloat(body, 64)
+			return err != nil || f != 0
+		}
+	}
+	// A value that is no serialized PHP at all makes unserialize() return false.
+	return len(s) >= 2 && strings.IndexByte("bidsaOCNE", s[0]) >= 0 && (s[1] == ':' || s == "N;")
+}
+
+// isNumeric mirrors PHP 8's is_numeric for strings: optional surrounding whitespace,
+// optional sign, decimal digits with an optional fraction, optional exponent.
+func isNumeric(s string) bool {
+	s = strings.Trim(s, " \t\n\r\v\f")
+	if s == "" {
+		return false
+	}
+	if s[0] == '+' || s[0] == '-' {
+		s = s[1:]
+	}
+	digits := 0
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i, digits = i+1, digits+1
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i, digits = i+1, digits+1
+		}
+	}
+	if digits == 0 {
+		return false
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		j := i + 1
+		if j < len(s) && (s[j] == '+' || s[j] == '-') {
+			j++
+		}
+		k := j
+		for k < len(s) && s[k] >= '0' && s[k] <= '9' {
+			k++
+		}
+		if k == j {
+			return false
+		}
+		i = k
+	}
+	return i == len(s)
+}

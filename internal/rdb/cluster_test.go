@@ -1,0 +1,194 @@
+package rdb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/laraq/laraq/internal/testenv"
+	"github.com/redis/go-redis/v9"
+)
+
+// startCluster starts a three-master Redis Cluster on loopback for one test.
+func startCluster(t *testing.T) []string {
+	t.Helper()
+	server, err1 := exec.LookPath("redis-server")
+	cli, err2 := exec.LookPath("redis-cli")
+	testenv.Need(t, err1 == nil && err2 == nil, "redis-server and redis-cli for a cluster")
+	dir := t.TempDir()
+	var addrs []string
+	for i := 0; i < 3; i++ {
+		port := clusterPort(t)
+		nodeDir := filepath.Join(dir, strconv.Itoa(port))
+		if err := os.Mkdir(nodeDir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(server, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--cluster-enabled", "yes",
+			"--cluster-config-file", filepath.Join(nodeDir, "nodes.conf"), "--dir", nodeDir,
+			"--save", "", "--appendonly", "no", "--loglevel", "warning")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		addrs = append(addrs, fmt.Sprintf("127.0.0.1:%d", port))
+	}
+	for _, a := range addrs {
+		waitPing(t, a)
+	}
+	out, err := exec.Command(cli, append(append([]string{"--cluster", "create"}, addrs...),
+		"--cluster-replicas", "0", "--cluster-yes")...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("cluster create: %v\n%s", err, out)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for _, a := range addrs {
+		c := redis.NewClient(&redis.Options{Addr: a})
+		for {
+			info, _ := c.ClusterInfo(context.Background()).Result()
+			if strings.Contains(info, "cluster_state:ok") {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("cluster not ready: %s", info)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		_ = c.Close()
+	}
+	return addrs
+}
+
+// clusterPort finds a free port whose cluster bus port (+10000) is free too.
+func clusterPort(t *testing.T) int {
+	t.Helper()
+	for i := 0; i < 50; i++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		_ = l.Close()
+		if port+10000 > 65535 {
+			continue
+		}
+		if bus, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port+10000)); err == nil {
+			_ = bus.Close()
+			return port
+		}
+	}
+	t.Fatal("no free port pair for a cluster node")
+	return 0
+}
+
+func waitPing(t *testing.T, addr string) {
+	t.Helper()
+	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+	defer c.Close()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if c.Ping(context.Background()).Err() == nil {
+			return
+		}
+	}
+	t.Fatalf("redis-server %s did not start", addr)
+}
+
+// TestCluster runs every operation through a go-redis ClusterClient on a real cluster:
+// EVALSHA is routed by its first key, so it only works when all keys of a call share a
+// slot, which the hash tags guarantee.
+func TestCluster(t *testing.T) {
+	t.Parallel()
+	addrs := startCluster(t)
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs})
+	t.Cleanup(func() { _ = cc.Close() })
+	ctx := context.Background()
+
+	r, err := New(cc, Options{Prefix: "laravel_database_", ClusterHashTags: true})
+	mustNoErr(t, err)
+	mustNoErr(t, r.LoadScripts(ctx))
+	queues := []string{"default", "emails", "{legacy}", "high", "low"}
+	for _, q := range queues {
+		mustNoErr(t, r.Push(ctx, q, []byte(sampleS8)))
+		mustNoErr(t, r.PushBulk(ctx, q, toBytes([]string{sampleS12, `{"bad":1}`})))
+		mustNoErr(t, r.Later(ctx, q, now-1, []byte(`{"attempts":0,"later":1}`)))
+		if n, err := r.MigrateDelayed(ctx, q, now, NoLimit); n != 1 || err != nil {
+			t.Fatalf("%s: migrate delayed %d %v", q, n, err)
+		}
+		job, reserved, err := r.Pop(ctx, q, now)
+		if err != nil || string(job) != sampleS8 || string(reserved) != sampleS8r {
+			t.Fatalf("%s: pop %s %s %v", q, job, reserved, err)
+		}
+		if ok, err := r.Release(ctx, q, reserved, now); !ok || err != nil {
+			t.Fatalf("%s: release %v %v", q, ok, err)
+		}
+		jobs, err := r.PopMany(ctx, q, now+90, 3)
+		if err != nil || len(jobs) != 3 || jobs[1].Invalid == nil {
+			t.Fatalf("%s: pop many %+v %v", q, jobs, err)
+		}
+		if ok, err := r.DeleteReserved(ctx, q, jobs[0].Reserved); !ok || err != nil {
+			t.Fatalf("%s: delete %v %v", q, ok, err)
+		}
+		if ok, err := r.Unreserve(ctx, q, jobs[2].Job, jobs[2].Reserved); !ok || err != nil {
+			t.Fatalf("%s: unreserve %v %v", q, ok, err)
+		}
+		if n, err := r.MigrateReserved(ctx, q, now+90, NoLimit); n != 0 || err != nil {
+			t.Fatalf("%s: migrate reserved %d %v", q, n, err)
+		}
+		if ok, err := r.BlockForNotify(ctx, q, time.Second); !ok || err != nil {
+			t.Fatalf("%s: block %v %v", q, ok, err)
+		}
+		ready, delayed, reserved2, err := r.Sizes(ctx, q)
+		if err != nil || ready != 1 || delayed != 1 || reserved2 != 0 {
+			t.Fatalf("%s: sizes %d %d %d %v", q, ready, delayed, reserved2, err)
+		}
+		if n, err := r.Clear(ctx, q); n != 2 || err != nil {
+			t.Fatalf("%s: clear %d %v", q, n, err)
+		}
+	}
+	// The invalid lists are what is left; the names come back as they are in the keys.
+	got, err := r.Queues(ctx)
+	mustNoErr(t, err)
+	if want := "[{default} {emails} {high} {legacy} {low}]"; fmt.Sprint(got) != want {
+		t.Errorf("queues = %v, want %s", got, want)
+	}
+	slots := map[uint16]bool{}
+	for _, q := range queues {
+		slots[slot(r.Keys(q).Queue)] = true
+	}
+	if len(slots) < 2 {
+		t.Errorf("queues all in one slot; the test does not exercise routing")
+	}
+
+	// Without tags the keys of one queue live in different slots and the server refuses.
+	plain, err := New(cc, Options{Prefix: "laravel_database_"})
+	mustNoErr(t, err)
+	if err := plain.Push(ctx, "default", []byte(sampleS8)); err == nil || !strings.Contains(err.Error(), "CROSSSLOT") {
+		t.Errorf("push without hash tags: %v, want CROSSSLOT", err)
+	}
+
+	// Cache keys of different slots are read without MGET.
+	cache, err := NewCache(cc, CacheKeys{RedisPrefix: "laravel_database_", Prefix: "laravel_cache_"})
+	mustNoErr(t, err)
+	mustNoErr(t, cache.Pause(ctx, "redis", "emails"))
+	all, paused, err := cache.Paused(ctx, "redis", []string{"default", "emails", "high", "low"})
+	if err != nil || all || fmt.Sprint(paused) != "[false true false false]" {
+		t.Errorf("paused %v %v %v", all, paused, err)
+	}
+	if _, _, err := cache.CountJobException(ctx, "u", 2); err != nil {
+		t.Error(err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := r.BlockForNotify(cctx, "default", 0); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled block: %v", err)
+	}
+}

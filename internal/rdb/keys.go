@@ -1,0 +1,178 @@
+package rdb
+
+import (
+	"strings"
+)
+
+// Every Redis key name laraq uses is built in this file and nowhere else.
+//
+// Queue keys (Laravel's RedisQueue::getQueue plus the suffixes its scripts use):
+//
+//	PREFIX + "queues:" + NAME               list  ready payloads (RPUSH by producers, LPOP by the pop script)
+//	PREFIX + "queues:" + NAME + ":delayed"  zset  score = available-at Unix seconds
+//	PREFIX + "queues:" + NAME + ":reserved" zset  score = reservation expiry; member = cjson-re-encoded payload
+//	PREFIX + "queues:" + NAME + ":notify"   list  one "1" per job made ready; BLPOP target
+//	PREFIX + "queues:" + NAME + ":invalid"  list  laraq only: payloads the pop script could not reserve
+//
+// PREFIX is the Redis connection prefix (config/database.php redis.options.prefix). PHP's
+// clients (phpredis OPT_PREFIX, predis' prefix processor) add it to every key, including
+// the KEYS of EVAL, so laraq adds it to every name it passes, script KEYS included. Lua
+// bodies never build a key name.
+
+const (
+	queuesSegment  = "queues:"
+	suffixDelayed  = ":delayed"
+	suffixReserved = ":reserved"
+	suffixNotify   = ":notify"
+	suffixInvalid  = ":invalid"
+)
+
+// QueueKeys holds the Redis keys of one queue, connection prefix included.
+type QueueKeys struct {
+	Name     string // the queue name as given (what RedisJob::getQueue reports)
+	Queue    string // list of ready payloads
+	Delayed  string // zset of delayed payloads, score = available-at
+	Reserved string // zset of reserved (re-encoded) payloads, score = reservation expiry
+	Notify   string // list of "1" tokens, one per job made ready
+	Invalid  string // laraq's list of payloads the pop script could not reserve
+}
+
+// NewQueueKeys returns the keys of queue name under the connection prefix.
+//
+// With hashTags set, a name that has no Redis Cluster hash tag is wrapped in braces
+// (`queues:{NAME}`), as Laravel 13.5+ does on cluster connections, so all keys of the queue
+// hash to one slot (the scripts touch several of them at once). A name that already has a
+// tag — Laravel ≤13.4 users name cluster queues `{default}` — is used as is, so both
+// spellings reach the same keys.
+func NewQueueKeys(prefix, name string, hashTags bool) QueueKeys {
+	tagged := name
+	if hashTags && !HasHashTag(name) {
+		tagged = "{" + name + "}"
+	}
+	q := prefix + queuesSegment + tagged
+	return QueueKeys{
+		Name:     name,
+		Queue:    q,
+		Delayed:  q + suffixDelayed,
+		Reserved: q + suffixReserved,
+		Notify:   q + suffixNotify,
+		Invalid:  q + suffixInvalid,
+	}
+}
+
+// HasHashTag reports whether s contains a Redis Cluster hash tag: a '{' followed later by
+// a '}' with at least one byte between them (the first '{' and the first '}' after it
+// decide, as in Redis' own key-slot rule and Laravel's RedisConnection::hasHashTag).
+func HasHashTag(s string) bool {
+	open := strings.IndexByte(s, '{')
+	if open < 0 {
+		return false
+	}
+	end := strings.IndexByte(s[open+1:], '}')
+	return end > 0
+}
+
+// HashTag returns the part of key Redis Cluster hashes: the content of the first
+// non-empty `{…}`, or the whole key when there is none.
+func HashTag(key string) string {
+	open := strings.IndexByte(key, '{')
+	if open < 0 {
+		return key
+	}
+	end := strings.IndexByte(key[open+1:], '}')
+	if end <= 0 {
+		return key
+	}
+	return key[open+1 : open+1+end]
+}
+
+// queuesPattern is the SCAN pattern matching every queue key under prefix.
+func queuesPattern(prefix string) string {
+	return escapeGlob(prefix) + queuesSegment + "*"
+}
+
+// QueueNameFromKey returns the queue name a key under prefix belongs to: the key with the
+// prefix, "queues:" and one known suffix removed. ok is false for keys that are not queue
+// keys. The name comes back exactly as it appears in the key (a cluster name stays
+// `{default}`), which NewQueueKeys maps back to the same keys with or without hashTags.
+func QueueNameFromKey(prefix, key string) (name string, ok bool) {
+	rest, ok := strings.CutPrefix(key, prefix+queuesSegment)
+	if !ok || rest == "" {
+		return "", false
+	}
+	for _, suffix := range []string{suffixDelayed, suffixReserved, suffixNotify, suffixInvalid} {
+		if base, cut := strings.CutSuffix(rest, suffix); cut {
+			if base == "" {
+				return "", false
+			}
+			return base, true
+		}
+	}
+	return rest, true
+}
+
+// escapeGlob escapes the characters SCAN MATCH treats specially, so a prefix is matched
+// literally.
+func escapeGlob(s string) string {
+	if !strings.ContainsAny(s, `*?[]\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '*', '?', '[', ']', '\\':
+			b.WriteByte('\\')
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// Cache-side keys. Laravel's workers read the restart and pause signals and keep the
+// maxExceptions counter in the application cache; with the Redis cache store the key a
+// command names goes through two prefixes: the cache Redis connection's prefix (added by
+// the PHP client) and the cache store prefix (config/cache.php `prefix`). RedisStore of
+// Laravel ≤10.x adds ":" after a non-empty store prefix; 11.0+ does not.
+
+const (
+	cacheRestart       = "illuminate:queue:restart"
+	cachePausedPrefix  = "illuminate:queue:paused:"
+	cachePausedAll     = "illuminate:queues:paused"
+	cacheJobExceptions = "job-exceptions:"
+)
+
+// CacheKeys builds the Redis names of Laravel cache keys.
+type CacheKeys struct {
+	// RedisPrefix is the prefix of the cache's Redis connection (usually the same
+	// redis.options.prefix as the queue connection, e.g. "laravel_database_"). Default "".
+	RedisPrefix string
+	// Prefix is the cache store prefix (config/cache.php `prefix`; skeleton 8.x
+	// "laravel_cache", 9.x–11.x "laravel_cache_", 12.x "laravel-cache-"). Default "".
+	Prefix string
+	// Separator adds ":" after a non-empty Prefix, as RedisStore::setPrefix does up to
+	// Laravel 10.x. Set it for Laravel ≤10 apps. Default false (11.x+).
+	Separator bool
+}
+
+// Key returns the Redis key of cache key name.
+func (k CacheKeys) Key(name string) string {
+	if k.Separator && k.Prefix != "" {
+		return k.RedisPrefix + k.Prefix + ":" + name
+	}
+	return k.RedisPrefix + k.Prefix + name
+}
+
+// Restart is the key `php artisan queue:restart` (and horizon:terminate) writes.
+func (k CacheKeys) Restart() string { return k.Key(cacheRestart) }
+
+// Paused is the key `php artisan queue:pause connection:queue` writes (Laravel 12.40+).
+// connection is the queue connection name (e.g. "redis"), queue the bare queue name.
+func (k CacheKeys) Paused(connection, queue string) string {
+	return k.Key(cachePausedPrefix + connection + ":" + queue)
+}
+
+// PausedAll is the global pause switch of Laravel 13.25+ (pauseAll/resumeAll).
+func (k CacheKeys) PausedAll() string { return k.Key(cachePausedAll) }
+
+// JobExceptions is the maxExceptions counter of the job with this uuid.
+func (k CacheKeys) JobExceptions(uuid string) string { return k.Key(cacheJobExceptions + uuid) }

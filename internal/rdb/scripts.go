@@ -1,0 +1,46 @@
+package rdb
+
+import (
+	_ "embed"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Every Lua script laraq runs is one embedded file of this package; each file's header
+// says its KEYS, ARGV, effect and reply. redis.Script.Run sends EVALSHA and falls back to
+// EVAL when the server answers NOSCRIPT, so each script body crosses the wire once per
+// server (and again only after SCRIPT FLUSH or a restart). On a Cluster client the command
+// is routed by its first key; all keys of one call belong to one queue, which share a
+// slot when the queue name carries a hash tag (Options.ClusterHashTags).
+
+var (
+	//go:embed push.lua
+	pushSrc string
+	//go:embed pop.lua
+	popSrc string
+	//go:embed migrate.lua
+	migrateSrc string
+	//go:embed release.lua
+	releaseSrc string
+	//go:embed unreserve.lua
+	unreserveSrc string
+	//go:embed sizes.lua
+	sizesSrc string
+	//go:embed clear.lua
+	clearSrc string
+)
+
+var (
+	pushScript      = redis.NewScript(pushSrc)
+	popScript       = redis.NewScript(popSrc)
+	migrateScript   = redis.NewScript(migrateSrc)
+	releaseScript   = redis.NewScript(releaseSrc)
+	unreserveScript = redis.NewScript(unreserveSrc)
+	sizesScript     = redis.NewScript(sizesSrc)
+	clearScript     = redis.NewScript(clearSrc)
+)
+
+// allScripts lists every script, for LoadScripts.
+var allScripts = []*redis.Script{
+	pushScript, popScript, migrateScript, releaseScript, unreserveScript, sizesScript, clearScript,
+}
