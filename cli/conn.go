@@ -1,0 +1,83 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"strings"
+)
+
+// Defaults of the connection flags, used when neither the flags, the LARAQ_* environment
+// nor the Laravel application say otherwise.
+const (
+	// DefaultRedisURL is the Redis of Laravel's skeleton .env (REDIS_HOST=127.0.0.1,
+	// REDIS_PORT=6379, REDIS_DB=0).
+	DefaultRedisURL = "redis://127.0.0.1:6379/0"
+	// DefaultQueueName is the queue of commands given no --queue and no REDIS_QUEUE.
+	DefaultQueueName = "default"
+)
+
+// connFlags are the flags every subcommand that touches Redis shares: --redis, --prefix
+// and --queue. Their values only count when given; otherwise the application's settings
+// (see appFlags) apply.
+type connFlags struct {
+	redisURL string
+	prefix   string
+	queue    string
+	queueSet bool // --queue was given on the command line
+	multi    bool // --queue takes a comma-separated list
+}
+
+// stringFlag is a string flag that remembers whether it was set.
+type stringFlag struct {
+	val *string
+	set *bool
+}
+
+func (f stringFlag) String() string {
+	if f.val == nil {
+		return ""
+	}
+	return *f.val
+}
+
+func (f stringFlag) Set(s string) error { *f.val, *f.set = s, true; return nil }
+
+// addConnFlags registers the connection flags on fs. multi says whether the command
+// works several queues (--queue=high,default, tried in that order like queue:work).
+func addConnFlags(fs *flag.FlagSet, multi bool) *connFlags {
+	c := &connFlags{multi: multi}
+	fs.StringVar(&c.redisURL, "redis", "",
+		"Redis `URL`: redis://[user:password@]host:port/db, rediss:// for TLS, unix:///path.sock?db=N\n"+
+			"(default: LARAQ_REDIS_URL, else the application's REDIS_URL or REDIS_HOST, REDIS_PORT,\n"+
+			"REDIS_PASSWORD and REDIS_DB, else "+DefaultRedisURL+")")
+	fs.StringVar(&c.prefix, "prefix", "",
+		"Redis connection `prefix` (database.redis.options.prefix)\n"+
+			"(default: LARAQ_REDIS_PREFIX, else the application's REDIS_PREFIX, else derived from\n"+
+			"APP_NAME as its skeleton does: laravel_database_ up to 11.x, laravel-database- on 12.x)")
+	usage := "queue `name`"
+	if multi {
+		usage = "queue `names`, comma-separated, in priority order"
+	}
+	fs.Var(stringFlag{&c.queue, &c.queueSet}, "queue", usage+
+		"\n(default: LARAQ_REDIS_QUEUE, else the application's REDIS_QUEUE, else \""+DefaultQueueName+"\")")
+	return c
+}
+
+// queueNames splits --queue: one name, or a comma list for multi-queue commands.
+func (c *connFlags) queueNames() ([]string, error) {
+	if !c.queueSet {
+		return []string{DefaultQueueName}, nil
+	}
+	var out []string
+	for _, q := range strings.Split(c.queue, ",") {
+		q = strings.TrimSpace(q)
+		if q == "" {
+			return nil, fmt.Errorf("--queue %q: empty queue name", c.queue)
+		}
+		out = append(out, q)
+	}
+	if len(out) > 1 && !c.multi {
+		return nil, fmt.Errorf("--queue %q: this command takes one queue", c.queue)
+	}
+	return out, nil
+}

@@ -1,0 +1,191 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+func init() {
+	register(&Command{Name: "restart", Summary: "signal every worker to restart after its current job, like queue:restart", Run: runRestart})
+	register(&Command{Name: "pause", Summary: "pause job processing on a queue, like queue:pause (Laravel 12.40+)", Run: runPause})
+	register(&Command{Name: "resume", Summary: "resume job processing on a paused queue, like queue:resume", Run: runResume})
+	register(&Command{Name: "clear", Summary: "delete every job of a queue, like queue:clear", Run: runClear})
+}
+
+// controlNow is the clock of the restart signal.
+var controlNow = time.Now
+
+const restartUsage = `restart [flags]
+
+Writes the queue:restart signal (cache key illuminate:queue:restart = the current Unix
+time, without expiry) to the Laravel application's Redis cache store, exactly as
+'php artisan queue:restart' does. PHP workers and laraq workers that read the same
+cache store finish their current job and exit, for their supervisor to start them again.
+
+The key lives on the cache connection (REDIS_CACHE_DB, database 1 in the skeleton) under
+the Redis prefix and the cache prefix, with ':' between cache prefix and key up to
+Laravel 10: laravel_database_laravel_cache:illuminate:queue:restart on Laravel 8. Use
+--laravel-root or --env-file so laraq derives them as the application does.`
+
+func runRestart(ctx context.Context, app *App, args []string) int {
+	fs := app.newFlagSet("restart", restartUsage)
+	af := addAppFlags(fs, false, false)
+	if rc := parseFlags(fs, args); rc >= 0 {
+		return rc
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return 2
+	}
+	c, rc := openControl(app, af)
+	if c == nil {
+		return rc
+	}
+	defer c.Close()
+	if err := c.rdb.Cache().SignalRestart(ctx, controlNow().Unix()); err != nil {
+		return app.errorf("restart: %v", err)
+	}
+	fmt.Fprintln(app.Stdout, "Broadcasting queue restart signal.")
+	return 0
+}
+
+func openControl(app *App, af *appFlags) (*redisConn, int) {
+	cfg, err := af.load(app)
+	if err != nil {
+		return nil, app.errorf("%v", err)
+	}
+	c, err := connect(cfg)
+	if err != nil {
+		return nil, app.errorf("%v", err)
+	}
+	return c, 0
+}
+
+const pauseUsage = `pause [flags] [CONNECTION:]QUEUE
+
+Pauses job processing on QUEUE as 'php artisan queue:pause' does (Laravel 12.40+): sets
+the cache key illuminate:queue:paused:CONNECTION:QUEUE to true without expiry. Workers of
+Laravel 12.40+ and laraq workers skip the queue until 'resume'; workers of older Laravel
+versions do not know the key and keep working. CONNECTION is the queue connection name
+in config/queue.php (default --connection, "redis").`
+
+const resumeUsage = `resume [flags] [CONNECTION:]QUEUE
+
+Resumes job processing on a queue paused with 'pause' or 'php artisan queue:pause':
+deletes its illuminate:queue:paused:CONNECTION:QUEUE cache key, as 'php artisan
+queue:resume' does.`
+
+func runPause(ctx context.Context, app *App, args []string) int {
+	return pauseOrResume(ctx, app, args, true)
+}
+
+func runResume(ctx context.Context, app *App, args []string) int {
+	return pauseOrResume(ctx, app, args, false)
+}
+
+func pauseOrResume(ctx context.Context, app *App, args []string, pause bool) int {
+	name, usage := "pause", pauseUsage
+	if !pause {
+		name, usage = "resume", resumeUsage
+	}
+	fs := app.newFlagSet(name, usage)
+	af := addAppFlags(fs, false, false)
+	connFlag := fs.String("connection", "", "queue `connection` name the workers run (default: LARAQ_CONNECTION or \"redis\")")
+	pos, rc := parseInterleaved(fs, args)
+	if rc >= 0 {
+		return rc
+	}
+	if len(pos) > 1 {
+		fs.Usage()
+		return 2
+	}
+	cfg, err := af.load(app)
+	if err != nil {
+		return app.errorf("%v", err)
+	}
+	def := cfg.Connection
+	if *connFlag != "" {
+		def = *connFlag
+	}
+	arg := cfg.Queue
+	if len(pos) == 1 {
+		arg = pos[0]
+	}
+	connection, queue := splitConnectionQueue(arg, def)
+	if connection == "" || queue == "" {
+		return app.errorf("%q: want QUEUE or CONNECTION:QUEUE", arg)
+	}
+	c, err := connect(cfg)
+	if err != nil {
+		return app.errorf("%v", err)
+	}
+	defer c.Close()
+	cache := c.rdb.Cache()
+	if pause {
+		err = cache.Pause(ctx, connection, queue)
+	} else {
+		err = cache.Resume(ctx, connection, queue)
+	}
+	if err != nil {
+		return app.errorf("%s: %v", name, err)
+	}
+	word := "paused"
+	if !pause {
+		word = "resumed"
+	}
+	fmt.Fprintf(app.Stdout, "Job processing on queue [%s:%s] has been %s.\n", connection, queue, word)
+	return 0
+}
+
+const clearUsage = `clear [flags] [QUEUE]
+
+Deletes every job of QUEUE (default --queue, else REDIS_QUEUE, else "default"): ready,
+delayed and reserved, with their notify tokens, in one step as 'php artisan queue:clear'
+does, and prints how many there were. Jobs running now finish, but cannot be released or
+retried afterwards. Asks for confirmation unless --force.`
+
+func runClear(ctx context.Context, app *App, args []string) int {
+	fs := app.newFlagSet("clear", clearUsage)
+	af := addAppFlags(fs, false, false)
+	force := fs.Bool("force", false, "do not ask for confirmation")
+	pos, rc := parseInterleaved(fs, args)
+	if rc >= 0 {
+		return rc
+	}
+	if len(pos) > 1 {
+		fs.Usage()
+		return 2
+	}
+	cfg, err := af.load(app)
+	if err != nil {
+		return app.errorf("%v", err)
+	}
+	queue := cfg.Queue
+	if len(pos) == 1 {
+		queue = pos[0]
+	}
+	if !*force {
+		fmt.Fprintf(app.Stdout, "Are you sure you want to clear all jobs from the [%s] queue? (yes/no) [no]:\n> ", queue)
+		answer, _ := bufio.NewReader(app.Stdin).ReadString('\n')
+		switch strings.ToLower(strings.TrimSpace(answer)) {
+		case "y", "yes":
+		default:
+			fmt.Fprintln(app.Stdout, "Command canceled.")
+			return 1
+		}
+	}
+	c, err := connect(cfg)
+	if err != nil {
+		return app.errorf("%v", err)
+	}
+	defer c.Close()
+	n, err := c.rdb.Clear(ctx, queue)
+	if err != nil {
+		return app.errorf("clear %s: %v", queue, err)
+	}
+	fmt.Fprintf(app.Stdout, "Cleared %d jobs from the [%s] queue\n", n, queue)
+	return 0
+}
