@@ -42,8 +42,11 @@ func (c *Consumer) continueChain(r *run, jr *jobRun) error {
 		return fmt.Errorf("reading the chain of %s: %w", jr.job.Class, err)
 	}
 	next, err := nextInChain(cmd)
-	if err != nil || next == nil {
-		return err
+	if err != nil {
+		return fmt.Errorf("continuing the chain of %s: %w", jr.job.Class, err)
+	}
+	if next == nil {
+		return nil
 	}
 	if name, ok := stringProp(next, "connection"); ok && name != "" && name != c.s.Connection {
 		// Laravel would push it through that connection. Queue keys carry no connection

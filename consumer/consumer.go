@@ -51,7 +51,7 @@ const (
 // Consumer is a Go queue worker that shares Laravel's Redis queues with PHP workers.
 // Its methods are safe for concurrent use.
 type Consumer struct {
-	s    settings
+	s     settings
 	rdb   *rdb.RDB
 	acks  *acks
 	chain *producer.Producer // dispatches the next job of a chain

@@ -27,12 +27,15 @@
 // # Laravel's rules
 //
 // Attempts, tries, retryUntil, backoff, maxExceptions, timeouts and failOnTimeout follow
-// Laravel's Worker exactly (Laravel 8 messages):
+// Laravel's Worker exactly (Laravel 8 messages; Config.Laravel 10.10 or later selects
+// "<Name> has been attempted too many times." and, for timeouts,
+// Illuminate\Queue\TimeoutExceededException "<Name> has timed out."):
 //
 //   - the current attempt is the popped payload's attempts + 1; it is counted by the
 //     pop, so a crash or timeout still uses it up;
-//   - maxTries is the payload's, else Config.Tries (0: unlimited); retryUntil, when
-//     set, replaces it;
+//   - maxTries is the payload's, else Config.Tries (0: unlimited; like PHP's
+//     `=== 0`, a payload "0" string is not unlimited); retryUntil, when set, replaces
+//     it;
 //   - before running, a job that already exceeds them is failed with
 //     Illuminate\Queue\MaxAttemptsExceededException ("<Name> has been attempted too
 //     many times or run too long. The job may have previously timed out.");
@@ -48,11 +51,58 @@
 //     the worker process kills itself. The Go worker abandons the handler instead and
 //     goes on (TimeoutReleases releases the job instead of leaving it).
 //
+// A test in this package runs the same failing jobs under Laravel 8.83's own Worker and
+// under this one, from identical Redis states with frozen clocks, and requires the same
+// Redis state and failed_jobs rows after every attempt. One difference is deliberate: a
+// payload without uuid (Laravel before 7) that fails is lost by PHP's
+// database-uuids provider (its insert violates NOT NULL after the job was deleted), while
+// package failed records it under a generated uuid.
+//
 // Success deletes the exact reserved bytes (ZREM). Failing deletes them, then writes the
 // payload as popped, the connection name, the bare queue name and the error in PHP's
 // Throwable form to the failed store (package failed writes Laravel's failed_jobs
 // table, where `php artisan queue:retry` finds it), then emits EventFailed.
 // Handlers steer this with the outcomes of package handlers (Release, Fail, Delete).
+//
+// # Chains
+//
+// When a handler succeeds (returns nil, or Delete: PHP's CallQueuedHandler checks only
+// "released" and "failed") on an object job whose command has a non-empty chained list,
+// the worker does what Bus\Queueable::dispatchNextJobInChain does, before deleting the
+// job: it unserializes the first element, sets its chained property to the rest, its
+// connection and queue to its own or else the chain's (chainConnection, chainQueue,
+// with PHP's `?:`), copies chainConnection, chainQueue and chainCatchCallbacks, and
+// dispatches it as Laravel's Bus would (package producer): new uuid and id, envelope
+// metadata from its public tries, maxExceptions, backoff, timeout, failOnTimeout and
+// retryUntil properties, to queues:<queue> (Config.DefaultQueue when it has none), or
+// to :delayed when its delay property is set. Properties keep their places in the
+// stream, so the payload is byte for byte the one PHP's worker pushes for the same step
+// (uuid and id aside), which a test checks against Laravel's own worker. A dispatch that
+// fails is the job's exception, as in PHP: the job is retried or failed by the rules
+// above, and the chain goes on from the retry.
+//
+// What a Go worker cannot do for a chain:
+//
+//   - run chainCatchCallbacks (PHP closures) when a job of the chain fails: the chain
+//     simply stops, and the failed-job record is written as usual;
+//   - call methods of the next job's PHP class: metadata that a class computes in
+//     backoff(), retryUntil() or displayName() methods, a custom queue() method,
+//     ShouldBeEncrypted (the command is pushed unencrypted) and ShouldBeUnique locks
+//     are only honoured when a PHP worker continues the chain. displayName is the class
+//     name, and payload hooks (Queue::createPayloadUsing, Horizon's tags and type) add
+//     nothing;
+//   - reload Eloquent models: a model the next job carries stays the ModelIdentifier
+//     it was (PHP reloads and re-serializes it, to the same identifier unless the row
+//     is gone, in which case PHP's dispatch throws);
+//   - continue the chain of an encrypted command, whose chained list it cannot read;
+//   - re-serialize a next job holding PHP references (r:, R:) placed after the
+//     properties it changes, nor carry chainCatchCallbacks that hold references: that
+//     dispatch fails with an error saying so;
+//   - push to another queue connection: a next job whose connection property names
+//     another connection is pushed to this worker's Redis connection with a warning in
+//     the log. Laravel's queue keys carry no connection name, so a second Redis queue
+//     connection on the same database reads the same keys; a job meant for another
+//     driver (sqs, database) would instead wait for a worker of this connection.
 //
 // # Never losing a job
 //

@@ -39,7 +39,8 @@ type EventKind int
 const (
 	// EventProcessing: a handler is about to run (JobProcessing).
 	EventProcessing EventKind = iota + 1
-	// EventProcessed: the handler returned without error, also after Release or Delete
+	// EventProcessed: the handler returned without error, also after Release or Delete,
+	// and after Fail, as PHP fires JobProcessed after a $this->fail() in handle()
 	// (JobProcessed).
 	EventProcessed
 	// EventFailed: the job was failed and written to the failed store (JobFailed).

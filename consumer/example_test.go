@@ -80,3 +80,50 @@ func ExampleConfig_events() {
 	cfg.OnEvent(consumer.Event{Kind: consumer.EventReleased, Job: &handlers.Job{Name: `App\Jobs\SendWelcomeEmail`}, Delay: 30e9})
 	// Output: released App\Jobs\SendWelcomeEmail for 30s
 }
+
+// Invoice stands for App\Jobs\ChargeInvoice, SendReceipt for App\Jobs\SendReceipt.
+type Invoice struct {
+	ID int64 `php:"id"`
+	producer.Queueable
+}
+
+func (Invoice) PHPClass() string { return `App\Jobs\ChargeInvoice` }
+
+type SendReceipt struct {
+	InvoiceID int64 `php:"invoiceId"`
+	producer.Queueable
+}
+
+func (SendReceipt) PHPClass() string { return `App\Jobs\SendReceipt` }
+
+func Example_chain() {
+	mr := miniredis.NewMiniRedis()
+	if err := mr.Start(); err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	client := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer client.Close()
+	ctx := context.Background()
+
+	// Bus::chain([new ChargeInvoice(42), new SendReceipt(42)])->dispatch() in Laravel.
+	p, _ := producer.New(client, producer.Config{})
+	if _, err := p.Dispatch(ctx, Invoice{ID: 42}, producer.Chain(SendReceipt{InvoiceID: 42})); err != nil {
+		panic(err)
+	}
+
+	reg := handlers.NewRegistry()
+	handlers.Register(reg, `App\Jobs\ChargeInvoice`, func(ctx context.Context, cmd *Invoice, job *handlers.Job) error {
+		fmt.Println("charge invoice", cmd.ID)
+		return nil // success: the worker dispatches SendReceipt, as Laravel's would
+	})
+	handlers.Register(reg, `App\Jobs\SendReceipt`, func(ctx context.Context, cmd *SendReceipt, job *handlers.Job) error {
+		fmt.Println("send receipt for", cmd.InvoiceID, "- chain left:", len(cmd.Chained))
+		return nil
+	})
+	c, _ := consumer.New(client, consumer.Config{Registry: reg, StopWhenEmpty: true, Logger: slog.New(slog.DiscardHandler)})
+	_ = c.Run(ctx)
+	// Output:
+	// charge invoice 42
+	// send receipt for 42 - chain left: 0
+}

@@ -163,14 +163,34 @@ func (c *Consumer) runHandler(r *run, jr *jobRun, h handlers.Handler) (takenOver
 	}
 
 	switch outcome {
-	case handlers.OutcomeDone, handlers.OutcomeDelete:
+	case handlers.OutcomeDone:
+		// CallQueuedHandler dispatches the next job of the chain, then deletes this one.
+		if err := c.continueChain(r, jr); err != nil {
+			c.handleException(r, jr, err, runtime)
+			return false
+		}
 		c.deleteReserved(r, jr)
+		c.emit(Event{Kind: EventProcessed, Queue: jr.queue, Job: jr.job, Runtime: runtime})
+	case handlers.OutcomeDelete:
+		// $this->delete() removed the job during handle(); CallQueuedHandler checks only
+		// "failed" and "released" before continuing the chain, so a deleted job continues it.
+		c.deleteReserved(r, jr)
+		if err := c.continueChain(r, jr); err != nil {
+			c.handleException(r, jr, err, runtime)
+			return false
+		}
 		c.emit(Event{Kind: EventProcessed, Queue: jr.queue, Job: jr.job, Runtime: runtime})
 	case handlers.OutcomeRelease:
 		c.release(r, jr, delay)
 		c.emit(Event{Kind: EventProcessed, Queue: jr.queue, Job: jr.job, Runtime: runtime})
 	case handlers.OutcomeFail:
 		c.fail(r, jr, err, runtime)
+		var de *handlers.DecodeError
+		if !errors.As(err, &de) {
+			// $this->fail() inside handle() returns normally, so PHP's worker fires
+			// JobProcessed after JobFailed. A command PHP cannot unserialize throws instead.
+			c.emit(Event{Kind: EventProcessed, Queue: jr.queue, Job: jr.job, Runtime: runtime})
+		}
 	default:
 		c.handleException(r, jr, err, runtime)
 	}
@@ -196,8 +216,7 @@ func (c *Consumer) handleException(r *run, jr *jobRun, err error, runtime time.D
 // timedOut applies what PHP's SIGALRM handler does, then leaves the job reserved
 // (or releases it with TimeoutReleases).
 func (c *Consumer) timedOut(r *run, jr *jobRun, timeout, runtime time.Duration) {
-	// Laravel 8 uses the MaxAttemptsExceededException text for timeouts too.
-	e := c.maxAttemptsError(jr)
+	e := c.timeoutError(jr)
 	c.emit(Event{Kind: EventTimedOut, Queue: jr.queue, Job: jr.job, Runtime: runtime,
 		Err: fmt.Errorf("%s timed out after %s", jr.job.Name, timeout)})
 	if c.willExceed(jr) {
@@ -272,10 +291,40 @@ func (c *Consumer) alreadyExceeded(jr *jobRun) error {
 	if until != 0 && c.s.Now().Unix() <= until {
 		return nil
 	}
-	if until == 0 && (maxTries == 0 || int64(jr.job.Attempt) <= maxTries) {
+	if until == 0 && (c.unlimitedTries(jr) || int64(jr.job.Attempt) <= maxTries) {
 		return nil
 	}
 	return c.maxAttemptsError(jr)
+}
+
+// unlimitedTries is PHP's `$maxTries === 0`: strict, so a payload maxTries written as
+// "0" or 0.0 is not "unlimited" (and, being no more than 0, fails the job before it runs).
+func (c *Consumer) unlimitedTries(jr *jobRun) bool {
+	env := jr.job.Envelope
+	if env.MaxTries == nil {
+		return c.s.tries == 0
+	}
+	if *env.MaxTries != 0 {
+		return false
+	}
+	raw, _ := env.Get("maxTries")
+	return isIntLiteral(raw)
+}
+
+// isIntLiteral reports whether a JSON value is an integer literal, which json_decode
+// turns into a PHP int.
+func isIntLiteral(raw []byte) bool {
+	s := strings.TrimSpace(string(raw))
+	s = strings.TrimPrefix(s, "-")
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // willExceed is markJobAsFailedIfWillExceedMaxAttempts' condition (note >=).
@@ -288,15 +337,40 @@ func (c *Consumer) willExceed(jr *jobRun) bool {
 	return maxTries > 0 && int64(jr.job.Attempt) >= maxTries
 }
 
+// TimeoutExceededClass is the exception Laravel 10.10+ fails timed-out jobs with (a
+// subclass of MaxAttemptsExceededException); earlier releases use
+// MaxAttemptsExceededException for timeouts too.
+const TimeoutExceededClass = `Illuminate\Queue\TimeoutExceededException`
+
+// laravelAtLeast reports whether the configured release is major.minor or later.
+func (c *Consumer) laravelAtLeast(major, minor int) bool {
+	l := c.s.Laravel
+	return l.Major > major || l.Major == major && l.Minor >= minor
+}
+
+// maxAttemptsError is Worker::maxAttemptsExceededException in the configured release.
 func (c *Consumer) maxAttemptsError(jr *jobRun) error {
-	return failed.New(failed.MaxAttemptsExceededClass, failed.MaxAttemptsExceededMessage(jr.job.Name), 1)
+	msg := failed.MaxAttemptsExceededMessage(jr.job.Name)
+	if c.laravelAtLeast(10, 10) {
+		msg = jr.job.Name + " has been attempted too many times."
+	}
+	return failed.New(failed.MaxAttemptsExceededClass, msg, 1)
+}
+
+// timeoutError is the exception PHP's timeout handler uses: the max-attempts one up to
+// Laravel 10.9, TimeoutExceededException ("<Name> has timed out.") from 10.10.
+func (c *Consumer) timeoutError(jr *jobRun) error {
+	if c.laravelAtLeast(10, 10) {
+		return failed.New(TimeoutExceededClass, jr.job.Name+" has timed out.", 1)
+	}
+	return c.maxAttemptsError(jr)
 }
 
 // countException is markJobAsFailedIfWillExceedMaxExceptions, on the counter PHP
 // workers share (job-exceptions:<uuid> in the cache).
 func (c *Consumer) countException(r *run, jr *jobRun, cause error, runtime time.Duration) {
 	env := jr.job.Envelope
-	if c.s.Cache.Disabled || env.UUID == "" || env.MaxExceptions == nil {
+	if c.s.Cache.Disabled || !hasUUID(env) || env.MaxExceptions == nil {
 		return
 	}
 	var exceeded bool
@@ -311,6 +385,15 @@ func (c *Consumer) countException(r *run, jr *jobRun, cause error, runtime time.
 	if exceeded {
 		c.fail(r, jr, cause, runtime)
 	}
+}
+
+// hasUUID is PHP's `! is_null($job->uuid())`: an empty string counts as a uuid.
+func hasUUID(env *payload.Envelope) bool {
+	if env.UUID != "" {
+		return true
+	}
+	raw, ok := env.Get("uuid")
+	return ok && len(raw) > 0 && raw[0] == '"'
 }
 
 // backoff is calculateBackoff: the payload's backoff (or delay), else the worker's,

@@ -291,8 +291,9 @@ func TestHandlerOutcomes(t *testing.T) {
 		wantEvents string
 	}{
 		{"release", func() error { return handlers.Release(1500 * time.Millisecond) }, 2, "", "processing,released,processed"},
-		{"fail", func() error { return handlers.Fail(errors.New("card declined")) }, -1, ": card declined in ", "processing,failed"},
-		{"fail without cause", func() error { return handlers.Fail(nil) }, -1, `Illuminate\Queue\ManuallyFailedException in `, "processing,failed"},
+		// $this->fail() in handle() returns normally: PHP fires JobFailed, then JobProcessed.
+		{"fail", func() error { return handlers.Fail(errors.New("card declined")) }, -1, ": card declined in ", "processing,failed,processed"},
+		{"fail without cause", func() error { return handlers.Fail(nil) }, -1, `Illuminate\Queue\ManuallyFailedException in `, "processing,failed,processed"},
 		{"delete", func() error { return handlers.Delete() }, -1, "", "processing,processed"},
 		{"panic", func() error { panic("nil pointer in billing") }, -1, `Laraq\Panic: nil pointer in billing in `, "processing,failed,exception"},
 		{"wrapped release", func() error { return fmt.Errorf("throttled: %w", handlers.Release(time.Minute)) }, 60, "", "processing,released,processed"},

@@ -28,7 +28,7 @@
 //
 // Control flow out of a handler is typed, as in a PHP job's handle():
 //
-//	return nil                        // done: the job is deleted
+//	return nil                        // done: the job is deleted (its chain continues)
 //	return err                        // retry by Laravel's rules (tries, backoff, maxExceptions)
 //	return handlers.Release(30*time.Second) // $this->release(30)
 //	return handlers.Fail(err)         // $this->fail($e): failed store, no more tries

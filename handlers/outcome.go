@@ -16,7 +16,8 @@ const (
 	// OutcomeDone: the handler returned nil. The worker deletes the reserved copy (ZREM
 	// of the exact reserved bytes), as CallQueuedHandler does after a successful handle(),
 	// so nothing of the job (nor its attempts count) remains; the failed store is
-	// untouched.
+	// untouched. When the command carries a chain (Bus::chain), the next job is
+	// dispatched first, as Laravel does.
 	OutcomeDone Outcome = iota
 	// OutcomeRetry: the handler returned an ordinary error (or panicked). Laravel's
 	// rules apply, as in Worker::handleJobException: if the attempt was the last one
@@ -29,14 +30,15 @@ const (
 	// copy moves to the delayed set, available after d; the attempt stays counted
 	// (attempts is not decremented). Nothing is written to the failed store and the
 	// tries/maxExceptions checks are not run: the next attempt's "already exceeded"
-	// check decides, as in PHP.
+	// check decides, as in PHP. A chain waits for the attempt that succeeds.
 	OutcomeRelease
 	// OutcomeFail: the handler returned Fail(err) ($this->fail($e)), or its command
 	// could not be decoded (*DecodeError). The job is removed from the reserved set
 	// and written to the failed store with err and the payload as popped; no more tries.
 	OutcomeFail
 	// OutcomeDelete: the handler returned Delete() ($this->delete()). The reserved
-	// copy is removed; nothing is released or written to the failed store.
+	// copy is removed; nothing is released or written to the failed store. A chain
+	// still continues: CallQueuedHandler skips it only for released or failed jobs.
 	OutcomeDelete
 )
 

@@ -19,6 +19,7 @@ type options struct {
 	queue, pushOn, connection *string
 	delay, later              *delaySpec
 	chain                     []any
+	anyConnection             bool
 }
 
 func collect(opts []Option) (*options, error) {
@@ -102,4 +103,14 @@ func Chain(next ...any) Option {
 		o.chain = next
 		return nil
 	}
+}
+
+// AnyConnection lets a job whose connection property names another queue connection
+// than Config.Connection through, instead of refusing it, and pushes it to this
+// producer's connection with the property left as it is. Laravel's queue keys carry no
+// connection name: a second Redis queue connection on the same Redis database (say one
+// with a longer retry_after) reads the very keys this producer writes. A laraq worker
+// continuing a chain uses it, since it knows a single connection.
+func AnyConnection() Option {
+	return func(o *options) error { o.anyConnection = true; return nil }
 }

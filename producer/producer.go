@@ -184,7 +184,7 @@ func (p *Producer) prepareCommand(cmd *phpser.Value, display string, o *options)
 		if err != nil {
 			return nil, fmt.Errorf("producer: %s connection property: %v", class, err)
 		}
-		if name != "" && name != p.cfg.Connection {
+		if name != "" && name != p.cfg.Connection && !o.anyConnection {
 			return nil, fmt.Errorf("producer: %s is for queue connection %q, this producer pushes to %q", class, name, p.cfg.Connection)
 		}
 	}

@@ -1,0 +1,62 @@
+package rdb
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Finished is one job to delete with DeleteReservedMany: its bare queue name and the
+// exact reserved bytes Pop returned for it.
+type Finished struct {
+	Queue    string
+	Reserved []byte
+}
+
+// DeleteReservedMany deletes many finished jobs in one round trip: one ZREM per job,
+// exactly what DeleteReserved sends, written together in a pipeline. A worker that
+// finishes many jobs at the same moment saves the round trips, not the commands: each
+// job is still removed by its own exact member, so the wire effect is that of PHP
+// workers calling RedisQueue::deleteReserved one after the other.
+//
+// deleted[i] reports whether jobs[i] was still reserved. When the pipeline fails, err
+// is the first error and errs[i] says, for each job, whether its ZREM failed (nil: it
+// ran and deleted[i] is its result). A pipeline on a Redis Cluster is split by
+// go-redis per node, so jobs of queues in different slots may be mixed.
+func (r *RDB) DeleteReservedMany(ctx context.Context, jobs []Finished) (deleted []bool, errs []error, err error) {
+	deleted = make([]bool, len(jobs))
+	errs = make([]error, len(jobs))
+	switch len(jobs) {
+	case 0:
+		return deleted, errs, nil
+	case 1:
+		deleted[0], errs[0] = r.DeleteReserved(ctx, jobs[0].Queue, jobs[0].Reserved)
+		return deleted, errs, errs[0]
+	}
+	cmds := make([]*redis.IntCmd, len(jobs))
+	_, perr := r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, j := range jobs {
+			cmds[i] = p.ZRem(ctx, r.keysOf(j.Queue).Reserved, j.Reserved)
+		}
+		return nil
+	})
+	for i, c := range cmds {
+		n, cerr := c.Result()
+		if cerr != nil {
+			errs[i] = fmt.Errorf("rdb: delete reserved job on queue %q: %w", jobs[i].Queue, cerr)
+			if err == nil {
+				err = errs[i]
+			}
+			continue
+		}
+		deleted[i] = n == 1
+	}
+	if err == nil && perr != nil {
+		err = fmt.Errorf("rdb: delete reserved jobs: %w", perr)
+		for i := range errs {
+			errs[i] = err
+		}
+	}
+	return deleted, errs, err
+}
