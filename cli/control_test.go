@@ -15,6 +15,7 @@ import (
 	"github.com/laraq/laraq/config"
 	"github.com/laraq/laraq/internal/rdb"
 	"github.com/laraq/laraq/internal/testenv"
+	"github.com/redis/go-redis/v9"
 )
 
 // opsCLI runs the CLI with a fixed environment (never this process' own).
@@ -310,8 +311,38 @@ func TestFormatAge(t *testing.T) {
 }
 
 func TestRedisURLErrorsDoNotLeak(t *testing.T) {
-	_, errOut, rc := opsCLI(t, "", nil, "stats", "--redis", "redis://u:hunter2%zz@127.0.0.1:1/0")
-	if rc == 0 || strings.Contains(errOut, "hunter2") || !strings.Contains(errOut, "LARAQ_REDIS_URL") {
-		t.Errorf("rc %d stderr %q", rc, errOut)
+	for _, cmd := range [][]string{{"stats"}, {"work", "--database", "null"}, {"dispatch", "X"}, {"restart"}, {"failed", "list", "--database", "null"}} {
+		for _, url := range []string{"redis://u:hunter2%zz@127.0.0.1:1/0", "redis://u:hunter2@127.0.0.1:1/x", "http://u:hunter2@x/0"} {
+			_, errOut, rc := opsCLI(t, "", nil, append(cmd, "--redis", url)...)
+			if rc == 0 || strings.Contains(errOut, "hunter2") || !strings.Contains(errOut, "--redis") {
+				t.Errorf("%s --redis %s: rc %d stderr %q", cmd, url, rc, errOut)
+			}
+		}
+	}
+}
+
+// TestWorkPoolFitsConcurrency: the worker's clients get a pool for every running job
+// plus its own connections instead of go-redis' default.
+func TestWorkPoolFitsConcurrency(t *testing.T) {
+	cfg, err := config.Load(config.Sources{LookupEnv: func(string) (string, bool) { return "", false }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := connectPool(cfg, 500+4, 500+2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	q, cache := c.clients.Queue.(*redis.Client), c.clients.Cache.(*redis.Client)
+	if q == cache || q.Options().PoolSize != 504 || cache.Options().PoolSize != 502 || cache.Options().DB != 1 {
+		t.Errorf("pools %d and %d (cache db %d)", q.Options().PoolSize, cache.Options().PoolSize, cache.Options().DB)
+	}
+	cfg.CacheRedis = cfg.Redis // REDIS_CACHE_CONNECTION=default: one client for both
+	if c, err = connectPool(cfg, 504, 502); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if q := c.clients.Queue.(*redis.Client); c.clients.Cache != c.clients.Queue || q.Options().PoolSize != 1006 {
+		t.Errorf("shared pool %d", q.Options().PoolSize)
 	}
 }

@@ -24,20 +24,21 @@ func runCLI(t *testing.T, stdin []byte, args ...string) (string, string, int) {
 	return out.String(), errOut.String(), rc
 }
 
-// payloadFiles are the public Laravel payloads of several versions (S1–S12, queued
-// and reserved copies) and the ones captured from the Laravel 8 components.
+// payloadFiles are the real Laravel payloads of testdata/laravel-payloads (public
+// samples, captures from the Laravel 8 peer, later versions' shapes; queued and reserved
+// copies) and the ones of the phpser fixtures.
 func payloadFiles(t *testing.T) []string {
 	t.Helper()
-	a, _ := filepath.Glob(testenv.Testdata("phpser", "payloads", "*.json"))
+	a, _ := filepath.Glob(testenv.Testdata("laravel-payloads", "*.json"))
 	b, _ := filepath.Glob(testenv.Testdata("phpser", "laravel", "*.payload.json"))
-	if len(a) < 14 || len(b) < 4 {
+	if len(a) < 40 || len(b) < 4 {
 		t.Fatalf("payload samples missing: %d + %d", len(a), len(b))
 	}
 	return append(a, b...)
 }
 
 func TestDecodeExactOutput(t *testing.T) {
-	out, errOut, rc := runCLI(t, nil, "decode", testenv.Testdata("phpser", "payloads", "S1r.json"))
+	out, errOut, rc := runCLI(t, nil, "decode", testenv.Testdata("laravel-payloads", "S1r.json"))
 	want := `{
   "maxTries": null,
   "attempts": 1,
@@ -117,7 +118,7 @@ func TestDecodeBareSerialized(t *testing.T) {
 }
 
 func TestDecodeErrors(t *testing.T) {
-	s8, err := os.ReadFile(testenv.Testdata("phpser", "payloads", "S8.json"))
+	s8, err := os.ReadFile(testenv.Testdata("laravel-payloads", "S8.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +145,7 @@ func TestDecodeErrors(t *testing.T) {
 			t.Errorf("input %.60q: rc %d stdout %q stderr %q; want one line starting %q", c.in, rc, out, errOut, c.want)
 		}
 	}
-	partial := testenv.Testdata("phpser", "payloads", "S3-partial.txt")
+	partial := testenv.Testdata("laravel-payloads", "S3-partial.txt")
 	_, errOut, rc := runCLI(t, nil, "decode", partial)
 	if rc != 1 || !strings.Contains(errOut, "unexpected end of JSON input") {
 		t.Errorf("partial payload: rc %d %q", rc, errOut)
@@ -361,7 +362,7 @@ func TestDecodeCommandMatchesLibrary(t *testing.T) {
 // prints valid JSON.
 func FuzzDecodePayload(f *testing.F) {
 	for _, p := range []string{"S1.json", "S7.json", "S8r.json", "S10.json", "S12r.json", "S3-partial.txt"} {
-		b, err := os.ReadFile(testenv.Testdata("phpser", "payloads", p))
+		b, err := os.ReadFile(testenv.Testdata("laravel-payloads", p))
 		if err != nil {
 			f.Fatal(err)
 		}

@@ -7,6 +7,19 @@
 //		os.Exit(cli.Run(reg))
 //	}
 //
-// Signals are handled here and only here: SIGTERM and SIGINT stop a worker gracefully,
-// SIGUSR2 pauses it and SIGCONT resumes it, as `php artisan queue:work` does.
+// Every command that touches Redis takes the same flags: --redis, --prefix and --queue,
+// plus --laravel-root DIR or --env-file PATH to read a Laravel application's settings
+// (package config), so that laraq uses the application's Redis connection, key prefixes,
+// cache keys, failed-job table and timezone. A flag wins over the LARAQ_* variable of the
+// same setting, which wins over the application's own.
+//
+// `work` runs a worker like `php artisan queue:work`: queue:work's lines per job
+// (--log-format artisan, artisan8, json or text), Prometheus metrics and /healthz
+// (--metrics-addr), failed jobs in the application's failed_jobs table (or a local
+// SQLite file). `demo` runs recorded Laravel jobs through example handlers on an
+// in-memory Redis.
+//
+// Signals are handled here and only here: SIGTERM and SIGINT stop a worker gracefully
+// (a second one ends the process at once), SIGUSR2 pauses it and SIGCONT resumes it, as
+// `php artisan queue:work` does.
 package cli

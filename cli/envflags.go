@@ -37,7 +37,7 @@ type appFlags struct {
 // addAppFlags registers the flags. withFailed adds --database and --table.
 func addAppFlags(fs *flag.FlagSet, multiQueue, withFailed bool) *appFlags {
 	a := &appFlags{fs: fs, conn: addConnFlags(fs, multiQueue)}
-	fs.StringVar(&a.envFile, "env-file", "", "the Laravel application's `.env` file (default: LARAQ_ENV_FILE, else DIR/.env with --laravel-root)")
+	fs.StringVar(&a.envFile, "env-file", "", "`PATH` of the Laravel application's .env file (default: LARAQ_ENV_FILE, else DIR/.env with --laravel-root)")
 	fs.StringVar(&a.root, "laravel-root", "", "the Laravel application `DIR`: its .env, framework version, prefix, timezone and database settings")
 	fs.StringVar(&a.version, "laravel-version", "", "the application's Laravel `version`, e.g. 8 or 12.40: decides the derived prefixes and the cache\n"+
 		"key scheme (default: LARAQ_LARAVEL_VERSION, else the framework under --laravel-root, else 11)")

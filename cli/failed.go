@@ -248,6 +248,7 @@ func (f *failedCmd) retryIDs(ctx context.Context, ids []string, queue string, ra
 	if queue != "" {
 		got, err := f.store.Ids(ctx, queue)
 		if err == nil && len(got) == 0 {
+			//lint:ignore ST1005 queue:retry's own message, word for word
 			err = fmt.Errorf("Unable to find failed jobs for queue [%s].", queue)
 		}
 		return got, err

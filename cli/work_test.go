@@ -93,12 +93,12 @@ func TestWorkForwardSendsWhatPHPUnserializes(t *testing.T) {
 
 	srv, got := forwardService(t, func(int, http.ResponseWriter) {})
 	out, errOut, rc := runWorkCLI(t, nil, "--forward", srv.URL, "--redis", "redis://"+r.Addr+"/0", "--prefix", prefix,
-		"--queue", queue, "--stop-when-empty", "--no-cache", "--sleep", "0")
+		"--queue", queue, "--stop-when-empty", "--no-cache", "--sleep", "0", "--database", "null")
 	if rc != 0 {
 		t.Fatalf("rc %d\n%s\n%s", rc, out, errOut)
 	}
-	if n := strings.Count(out, "Processed:"); n != len(reqs) {
-		t.Errorf("%d Processed lines:\n%s", n, out)
+	if n := strings.Count(out, "ms DONE\n"); n != len(reqs) {
+		t.Errorf("%d DONE lines:\n%s", n, out)
 	}
 	rec := got()
 	if len(rec) != len(reqs) {
@@ -204,7 +204,10 @@ func TestWorkForwardErrorsAndRetryAfter(t *testing.T) {
 	if err != nil || len(z) != 1 || int64(z[0].Score) < before+120 || int64(z[0].Score) > time.Now().Unix()+120 {
 		t.Fatalf("delayed %v %v", z, err)
 	}
-	if !strings.Contains(out, "Failed:     App\\Jobs\\Fwd") {
+	// The 500 fails the job (one try), the 503 releases it from the handler: DONE, as a
+	// PHP job calling $this->release() prints.
+	if lines := strings.Split(strings.TrimSpace(out), "\n"); len(lines) != 4 || !strings.HasSuffix(lines[1], "ms FAIL") ||
+		!strings.HasSuffix(lines[3], "ms DONE") || !strings.Contains(lines[1], ` App\Jobs\Fwd ...`) {
 		t.Errorf("output:\n%s", out)
 	}
 }
@@ -233,7 +236,7 @@ func TestWorkRunsRegisteredHandlers(t *testing.T) {
 		slices.Sort(got)
 		return nil
 	})
-	base := []string{"--redis", "redis://" + r.Addr + "/0", "--prefix", prefix, "--no-cache"}
+	base := []string{"--redis", "redis://" + r.Addr + "/0", "--prefix", prefix, "--no-cache", "--database", "null", "--log-format", "artisan8"}
 	out, errOut, rc := runWorkCLI(t, reg, append(base, "--once")...)
 	if rc != 0 || fmt.Sprint(got) != "[0]" {
 		t.Fatalf("--once: rc %d, got %v\n%s\n%s", rc, got, out, errOut)
@@ -279,7 +282,7 @@ func TestWorkPausesOnSIGUSR2(t *testing.T) {
 	var out, errOut syncBuf
 	done := make(chan int)
 	go func() {
-		done <- Main(ctx, []string{"work", "--redis", "redis://" + r.Addr + "/0", "--prefix", prefix, "--no-cache", "--sleep", "0.05"},
+		done <- Main(ctx, []string{"work", "--redis", "redis://" + r.Addr + "/0", "--prefix", prefix, "--no-cache", "--sleep", "0.05", "--database", "null"},
 			WithIO(nil, &out, &errOut), WithRegistry(reg))
 	}()
 	deadline := time.Now().Add(10 * time.Second)

@@ -1,0 +1,80 @@
+# laraq's tasks. `make help` lists them.
+#
+# The tests run against real peers (redis-server, PHP with Laravel 8's components,
+# MariaDB, PostgreSQL; scripts/install-peers.sh installs them). With CI=true a missing
+# peer fails its tests; otherwise those tests are skipped.
+
+GO          ?= go
+# 15 s per target keeps `make test` (21 targets) under 12 minutes on 2 cores from a cold
+# build cache, of which about 4 go to compiling (fuzz instrumentation included).
+FUZZTIME    ?= 15s
+LONGFUZZ    ?= 5m
+# Minimizing each new interesting input may take 60 s by default, which would eat a short
+# run's whole budget; a crasher is still minimized, within this bound.
+FUZZMINIMIZE ?= 3s
+TESTFLAGS   ?= -count=1 -timeout=15m
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+# Packages the ./... pattern leaves out (directories named testdata).
+EXTRA_PKGS  := ./testdata/laravel-payloads
+
+.DEFAULT_GOAL := help
+.PHONY: help test test-short test-go fuzz fuzz-list fuzz-long bench lint fmt demo
+
+help: ## list the targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z][a-z-]*:.*## / {printf "  make %-11s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+test: test-go fuzz ## the full suite: go test ./... with every peer, then each fuzz target for FUZZTIME (15s)
+
+test-go: ## go test ./... (CI-friendly: no cache, timeout) plus the embedded payload package
+	$(GO) test $(TESTFLAGS) ./... $(EXTRA_PKGS)
+
+test-short: ## go test -short ./... without fuzzing; tests whose peer is missing are skipped (CI unset)
+	env -u CI $(GO) test -short $(TESTFLAGS) ./... $(EXTRA_PKGS)
+
+# Every `func FuzzX` of a _test.go file, as "DIR NAME" lines.
+LIST_FUZZ = grep -rl --include='*_test.go' '^func Fuzz' . | sort | while read -r f; do \
+		for n in $$(grep -o '^func Fuzz[A-Za-z0-9_]*' "$$f" | cut -c6-); do echo "$$(dirname "$$f") $$n"; done; \
+	done
+
+fuzz-list: ## list the fuzz targets
+	@$(LIST_FUZZ)
+
+# A target fails when `go test -fuzz` fails, except for Go 1.26's own race at the end of a
+# -fuzztime run (golang/go#75804, fixed in Go 1.27): "context deadline exceeded" with no
+# failing input written is reported as such and not counted.
+fuzz: ## run each fuzz target for FUZZTIME, seeded with the golden data (e.g. make fuzz FUZZTIME=1m)
+	@out=$$(mktemp); trap 'rm -f "$$out"' EXIT; failed=""; \
+	for t in $$($(LIST_FUZZ) | tr ' ' ':'); do \
+		dir=$${t%%:*}; name=$${t##*:}; corpus="$$dir/testdata/fuzz/$$name"; \
+		before=$$(ls "$$corpus" 2>/dev/null | wc -l); \
+		printf 'fuzz %-16s %-24s ' "$$dir" "$$name"; \
+		if $(GO) test -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=$(FUZZMINIMIZE) "$$dir" >"$$out" 2>&1; then \
+			echo "ok $$(grep -o 'execs: [0-9]*' "$$out" | tail -n 1)"; \
+		elif [ "$$(ls "$$corpus" 2>/dev/null | wc -l)" -eq "$$before" ] && grep -q 'context deadline exceeded' "$$out"; then \
+			echo "ok (Go's fuzz coordinator reported its own deadline, golang/go#75804; no failing input)"; \
+		else \
+			echo FAIL; cat "$$out"; failed="$$failed $$dir:$$name"; \
+		fi; \
+	done; \
+	if [ -n "$$failed" ]; then echo "fuzz targets that failed (their inputs are in testdata/fuzz):$$failed"; exit 1; fi
+
+fuzz-long: ## run each fuzz target for LONGFUZZ (5m)
+	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(LONGFUZZ)
+
+bench: ## Go benchmarks, then phpser and the worker against PHP (prints the Go/PHP ratios)
+	$(GO) test -run='^$$' -bench=. -benchmem ./...
+	./scripts/bench-phpser.sh
+	./scripts/bench-worker.sh
+
+lint: ## go vet, gofmt check, and staticcheck (pinned; skipped when the module proxy cannot fetch it)
+	$(GO) vet ./... $(EXTRA_PKGS)
+	@out="$$(gofmt -l . )"; if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@if $(GO) run $(STATICCHECK) -version >/dev/null 2>&1; then \
+		echo "staticcheck ./..."; $(GO) run $(STATICCHECK) ./... $(EXTRA_PKGS); \
+	else echo "staticcheck: $(STATICCHECK) not available from the module proxy; skipped"; fi
+
+fmt: ## gofmt -w every Go file
+	gofmt -w .
+
+demo: ## run `laraq demo`: Laravel jobs through Go handlers on an in-memory Redis
+	$(GO) run ./cmd/laraq demo
