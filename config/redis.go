@@ -405,6 +405,10 @@ func parseRedisURL(s, origin string) (*redisURL, error) {
 	if dbText != "" {
 		n, err := strconv.Atoi(dbText)
 		if err != nil || n < 0 {
+			if strings.Contains(dbText, "@") {
+				// A mistyped URL ("redis:/user:pw@host") puts the password in the path.
+				return nil, fmt.Errorf("config: %s: the database part is not a number (it contains \"@\": is \"//\" missing before the user?)", origin)
+			}
 			return nil, fmt.Errorf("config: %s: database %q is not a number", origin, dbText)
 		}
 		out.db = &n
