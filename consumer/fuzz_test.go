@@ -3,8 +3,6 @@ package consumer_test
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,17 +11,24 @@ import (
 	"github.com/laraq/laraq/handlers"
 	"github.com/laraq/laraq/internal/rdb"
 	"github.com/laraq/laraq/internal/testenv"
+	laravelpayloads "github.com/laraq/laraq/testdata/laravel-payloads"
 )
 
 // FuzzNoPayloadIsLost pushes arbitrary bytes onto a queue and runs the worker: whatever
 // they are, the worker must not panic, and the job must end up run, in the failed store
 // or in the invalid list — never silently gone, never left behind.
 func FuzzNoPayloadIsLost(f *testing.F) {
-	samples, _ := filepath.Glob(filepath.Join(testenv.RepoRoot(), "payload", "testdata", "samples", "*.json"))
-	for _, s := range samples {
-		if b, err := os.ReadFile(s); err == nil {
-			f.Add(b)
+	// The real payloads of testdata/laravel-payloads, the cut-off S3-partial included.
+	ids := laravelpayloads.IDs()
+	if len(ids) < 15 {
+		f.Fatalf("only %d payloads found: %v", len(ids), ids)
+	}
+	for _, id := range ids {
+		b, err := laravelpayloads.Read(id)
+		if err != nil {
+			f.Fatal(err)
 		}
+		f.Add(b)
 	}
 	for _, s := range []string{
 		``, `null`, `[]`, `{}`, `{"attempts":0}`, `{"attempts":"1","job":"A@b","data":[]}`,

@@ -14,6 +14,7 @@ import (
 	"github.com/laraq/laraq/internal/testenv"
 	"github.com/laraq/laraq/phpser"
 	"github.com/laraq/laraq/producer"
+	laravelpayloads "github.com/laraq/laraq/testdata/laravel-payloads"
 )
 
 // Go twins of the PHP classes in testdata/php/jobs.php and jobs_consumer.php.
@@ -242,13 +243,22 @@ func runWorker(t testing.TB, env testenv.PHPEnv, timeout time.Duration, args ...
 
 func recordFile(t testing.TB) string { return filepath.Join(t.TempDir(), "records.jsonl") }
 
+// readSample returns a real payload of testdata/laravel-payloads by file name ("S7.json"),
+// matched without regard to case.
 func readSample(t testing.TB, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "payload", "testdata", "samples", name))
+	id := strings.TrimSuffix(name, filepath.Ext(name))
+	for _, have := range laravelpayloads.IDs() {
+		if strings.EqualFold(have, id) {
+			id = have
+			break
+		}
+	}
+	b, err := laravelpayloads.Read(id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return bytes.TrimRight(b, "\n")
+	return b
 }
 
 // jsonString quotes s for a request line.

@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"slices"
 	"strings"
@@ -31,8 +30,6 @@ func (c *fakeClock) Add(d time.Duration) {
 	c.t = c.t.Add(d)
 	c.mu.Unlock()
 }
-
-func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 func payloadWithUUID(u string, extra string) []byte {
 	return []byte(fmt.Sprintf(`{"uuid":%q,"job":"App\\Jobs\\X@handle","data":{"n":%q},"attempts":0}`, u, extra))

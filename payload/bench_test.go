@@ -48,7 +48,7 @@ func BenchmarkParse(b *testing.B) {
 }
 
 func BenchmarkParseHorizonSample(b *testing.B) {
-	raw := sample(b, "s7.json")
+	raw := sample(b, "S7")
 	b.SetBytes(int64(len(raw)))
 	b.ReportAllocs()
 	for b.Loop() {

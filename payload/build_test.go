@@ -250,24 +250,24 @@ func TestBuildStringMatchesLaravel8(t *testing.T) {
 // database payload (no id/attempts), so the Redis form must be S9 with the Redis keys
 // between createdAt and delay.
 func TestBuildObjectLaravel1211MatchesS9(t *testing.T) {
-	s9 := mustParse(t, sample(t, "s9.json"))
+	s9 := mustParse(t, sample(t, "S9"))
 	j := ObjectJob{UUID: s9.UUID, ID: "IDIDIDIDIDIDIDIDIDIDIDIDIDIDIDID", CommandName: s9.CommandName, Command: s9.Command,
 		MaxTries: s9.MaxTries, Timeout: s9.Timeout, CreatedAt: *s9.CreatedAt}
 	got, err := BuildObject(j, Laravel1211)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := strings.Replace(string(sample(t, "s9.json")), `,"delay":null}`, `,"id":"IDIDIDIDIDIDIDIDIDIDIDIDIDIDIDID","attempts":0,"delay":null}`, 1)
+	want := strings.Replace(string(sample(t, "S9")), `,"delay":null}`, `,"id":"IDIDIDIDIDIDIDIDIDIDIDIDIDIDIDID","attempts":0,"delay":null}`, 1)
 	if string(got) != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
-	s10 := mustParse(t, sample(t, "s10.json"))
+	s10 := mustParse(t, sample(t, "S10"))
 	got, err = BuildObject(ObjectJob{UUID: s10.UUID, ID: "x", DisplayName: s10.DisplayName, CommandName: s10.CommandName,
 		Command: s10.Command, CreatedAt: *s10.CreatedAt}, Laravel1211)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want = strings.Replace(string(sample(t, "s10.json")), `,"delay":null}`, `,"id":"x","attempts":0,"delay":null}`, 1)
+	want = strings.Replace(string(sample(t, "S10")), `,"delay":null}`, `,"id":"x","attempts":0,"delay":null}`, 1)
 	if string(got) != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}

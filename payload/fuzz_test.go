@@ -4,29 +4,21 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"os"
-	"path/filepath"
 	"testing"
 	"unicode/utf8"
+
+	laravelpayloads "github.com/laraq/laraq/testdata/laravel-payloads"
 )
 
-// fuzzSeeds are the real samples (including the cut-off S3) and a few tolerant shapes.
+// fuzzSeeds are the real payloads of testdata/laravel-payloads (including the cut-off
+// S3-partial) and a few tolerant shapes.
 func fuzzSeeds(f *testing.F) {
-	files, _ := filepath.Glob(filepath.Join("testdata", "samples", "*"))
-	n := 0
-	for _, name := range files {
-		if filepath.Ext(name) == ".md" {
-			continue
-		}
-		b, err := os.ReadFile(name)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(b)
-		n++
+	ids := laravelpayloads.IDs()
+	if len(ids) < 15 {
+		f.Fatalf("only %d payloads found: %v", len(ids), ids)
 	}
-	if n < 15 {
-		f.Fatalf("only %d samples found", n)
+	for _, id := range ids {
+		f.Add(sample(f, id))
 	}
 	for _, s := range []string{
 		`{"backoff":[1,"5",1e1],"retryUntil":1.2345678901234e+14,"tags":{"a":"x"},"pushedAt":1.5,"id":78751}`,

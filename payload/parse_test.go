@@ -179,7 +179,7 @@ func TestParseErrors(t *testing.T) {
 }
 
 func TestRunnableS2(t *testing.T) {
-	e := mustParse(t, sample(t, "s2.json"))
+	e := mustParse(t, sample(t, "S2"))
 	err := e.Runnable()
 	if err == nil || !strings.Contains(err.Error(), "no job to run") {
 		t.Fatalf("Runnable() = %v", err)

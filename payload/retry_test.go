@@ -30,7 +30,7 @@ func retryCorpus(t *testing.T) []string {
 		`{"x":` + strings.Repeat("[", 511) + strings.Repeat("]", 511) + `}`,
 		`{"x":` + strings.Repeat("[", 510) + strings.Repeat("]", 510) + `,"attempts":9}`,
 	}
-	for _, name := range sampleNames(t) {
+	for _, name := range sampleIDs(t) {
 		docs = append(docs, string(sample(t, name)))
 	}
 	rng := rand.New(rand.NewPCG(5, 6))
@@ -72,7 +72,7 @@ func TestResetForRetryMatchesPHP(t *testing.T) {
 }
 
 func TestResetForRetryReservedCopy(t *testing.T) {
-	got, err := ResetForRetry(sample(t, "s8r.json"))
+	got, err := ResetForRetry(sample(t, "S8r"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,15 +118,15 @@ func TestCheckPushRawAgainstRedisCjson(t *testing.T) {
 		{`{"job":"X@y","data":[],"attempts":0}`, false, false, ""},
 		{string(built), false, false, ""},
 		{string(builtStr), false, false, ""},
-		{string(sample(t, "s12r.json")), false, false, ""},
-		{string(sample(t, "s7.json")), false, false, ""},
+		{string(sample(t, "S12r")), false, false, ""},
+		{string(sample(t, "S7")), false, false, ""},
 		{`{"attempts":"2"}`, false, false, ""},
 		{`{"attempts":" 2 "}`, false, false, ""},
 		{`{"attempts":1.5}`, false, false, ""},
 		{`{"attempts":1e300}`, false, false, ""},
 		{`{"attempts":0,"x":` + strings.Repeat("[", 510) + strings.Repeat("]", 510) + `}`, false, false, ""},
 		{`{"job":"X@y","data":{"a":1}}`, true, true, "missing"},
-		{string(sample(t, "s9.json")), true, true, "missing"}, // a database-queue payload has no attempts
+		{string(sample(t, "S9")), true, true, "missing"}, // a database-queue payload has no attempts
 		{`{"attempts":null}`, true, true, "null is not numeric"},
 		{`{"attempts":true}`, true, true, "boolean"},
 		{`{"attempts":"abc"}`, true, true, `"abc" is not numeric`},

@@ -3,38 +3,40 @@ package payload
 import (
 	"bytes"
 	"errors"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/laraq/laraq/internal/testenv"
+	laravelpayloads "github.com/laraq/laraq/testdata/laravel-payloads"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
-// sample returns a real payload from testdata/samples (see the README there).
-func sample(t testing.TB, name string) []byte {
+// sample returns the real payload with this id from the repository's testdata/laravel-payloads
+// (its README says where each comes from).
+func sample(t testing.TB, id string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "samples", name))
+	b, err := laravelpayloads.Read(id)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return b
 }
 
-// sampleNames lists the complete (valid JSON) samples.
-func sampleNames(t testing.TB) []string {
+// sampleIDs lists the complete (valid JSON) payloads: all but the cut-off S3-partial.
+func sampleIDs(t testing.TB) []string {
 	t.Helper()
-	names, err := filepath.Glob(filepath.Join("testdata", "samples", "*.json"))
-	if err != nil || len(names) < 14 {
-		t.Fatalf("samples missing: %v %v", names, err)
+	var ids []string
+	for _, id := range laravelpayloads.IDs() {
+		if id != "S3-partial" {
+			ids = append(ids, id)
+		}
 	}
-	for i := range names {
-		names[i] = filepath.Base(names[i])
+	if len(ids) < 14 {
+		t.Fatalf("payloads missing: only %v", ids)
 	}
-	return names
+	return ids
 }
 
 func i64(v int64) *int64   { return &v }
@@ -94,36 +96,36 @@ func TestParseSamples(t *testing.T) {
 		ID: "12e2071b-a412-410a-8d8a-68721001ce01", PushedAt: "1729411372.3932", Tags: []string{},
 		Name: `App\Jobs\TestJob`, IsObjectJob: true}
 	cases := map[string]want{
-		"s1.json": {typed: s1, keys: "displayName,job,maxTries,timeout,timeoutAt,data,id,attempts", data: `{"commandName"`, runnable: true},
-		"s1r.json": {typed: s1, attempts: 1, keys: "maxTries,attempts,timeout,job,id,timeoutAt,data,displayName",
+		"S1": {typed: s1, keys: "displayName,job,maxTries,timeout,timeoutAt,data,id,attempts", data: `{"commandName"`, runnable: true},
+		"S1r": {typed: s1, attempts: 1, keys: "maxTries,attempts,timeout,job,id,timeoutAt,data,displayName",
 			data: `{"command"`, runnable: true},
-		"s2.json": {typed: typed{ID: "2XB76hubeCDCRqP74lsB326oftfwMmsY"}, attempts: 81441, keys: "id,attempts"},
-		"s4.json": {typed: typed{UUID: "506634c9-5b95-4d29-ae69-173947e3f921", DisplayName: `App\Events\EnvioPagamentoVendaOnline`,
+		"S2": {typed: typed{ID: "2XB76hubeCDCRqP74lsB326oftfwMmsY"}, attempts: 81441, keys: "id,attempts"},
+		"S4": {typed: typed{UUID: "506634c9-5b95-4d29-ae69-173947e3f921", DisplayName: `App\Events\EnvioPagamentoVendaOnline`,
 			Job: CallQueuedHandler, CommandName: `Illuminate\Broadcasting\BroadcastEvent`, Name: `App\Events\EnvioPagamentoVendaOnline`,
 			IsObjectJob: true}, keys: "uuid,displayName,job,maxTries,maxExceptions,delay,timeout,timeoutAt,data", runnable: true},
-		"s5.json": {typed: typed{UUID: "49a1baff-0308-4dcf-8e0b-c353d4ecfeb3", DisplayName: `App\Events\EnvioPagamentoVendaOnline`,
+		"S5": {typed: typed{UUID: "49a1baff-0308-4dcf-8e0b-c353d4ecfeb3", DisplayName: `App\Events\EnvioPagamentoVendaOnline`,
 			Job: CallQueuedHandler, CommandName: `Illuminate\Broadcasting\BroadcastEvent`, Name: `App\Events\EnvioPagamentoVendaOnline`,
 			IsObjectJob: true}, keys: "uuid,displayName,job,maxTries,maxExceptions,failOnTimeout,backoff,timeout,retryUntil,data", runnable: true},
-		"s8.json": {typed: s8, keys: "uuid,displayName,job,maxTries,maxExceptions,failOnTimeout,backoff,timeout,retryUntil,data,id,attempts,type,tags,silenced,pushedAt",
+		"S8": {typed: s8, keys: "uuid,displayName,job,maxTries,maxExceptions,failOnTimeout,backoff,timeout,retryUntil,data,id,attempts,type,tags,silenced,pushedAt",
 			data: `{"commandName"`, runnable: true},
-		"s8r.json": {typed: s8, attempts: 1, keys: "pushedAt,uuid,timeout,tags,id,maxExceptions,backoff,displayName,maxTries,type,failOnTimeout,silenced,retryUntil,data,job,attempts",
+		"S8r": {typed: s8, attempts: 1, keys: "pushedAt,uuid,timeout,tags,id,maxExceptions,backoff,displayName,maxTries,type,failOnTimeout,silenced,retryUntil,data,job,attempts",
 			data: `{"command"`, runnable: true},
-		"s9.json": {typed: typed{UUID: "3d41ed5e-349a-4515-96ce-414d2f07c140", DisplayName: `App\Jobs\ProcessOcr`, Job: CallQueuedHandler,
+		"S9": {typed: typed{UUID: "3d41ed5e-349a-4515-96ce-414d2f07c140", DisplayName: `App\Jobs\ProcessOcr`, Job: CallQueuedHandler,
 			MaxTries: i64(3), Timeout: i64(300), CreatedAt: i64(1764164918), CommandName: `App\Jobs\ProcessOcr`,
 			Name: `App\Jobs\ProcessOcr`, IsObjectJob: true},
 			keys: "uuid,displayName,job,maxTries,maxExceptions,failOnTimeout,backoff,timeout,retryUntil,data,createdAt,delay", runnable: true},
-		"s10.json": {typed: typed{UUID: "c8b19465-024e-4954-9620-af69a1035577", DisplayName: `Filament\Notifications\DatabaseNotification`,
+		"S10": {typed: typed{UUID: "c8b19465-024e-4954-9620-af69a1035577", DisplayName: `Filament\Notifications\DatabaseNotification`,
 			Job: CallQueuedHandler, CreatedAt: i64(1764608669), CommandName: `Illuminate\Notifications\SendQueuedNotifications`,
 			Name: `Filament\Notifications\DatabaseNotification`, IsObjectJob: true}, runnable: true},
-		"s11.json": {typed: typed{UUID: "a2216fc0-f376-437c-bacc-b514310a3d20", DisplayName: `App\Jobs\API\ABCP\ArticlesTotalLoader`,
+		"S11": {typed: typed{UUID: "a2216fc0-f376-437c-bacc-b514310a3d20", DisplayName: `App\Jobs\API\ABCP\ArticlesTotalLoader`,
 			Job: CallQueuedHandler, MaxTries: i64(1), RetryUntil: i64(1642836534), CommandName: `App\Jobs\API\ABCP\ArticlesTotalLoader`,
 			ID: "a2216fc0-f376-437c-bacc-b514310a3d20", PushedAt: "1642836474.4657", Tags: []string{}, Name: `App\Jobs\API\ABCP\ArticlesTotalLoader`,
 			IsObjectJob: true}, runnable: true},
-		"s12.json":  {typed: typed{Job: "X@y", ID: "r1", Name: "X@y"}, keys: "job,data,id,attempts,big", data: "[]", runnable: true},
-		"s12r.json": {typed: typed{Job: "X@y", ID: "r1", Name: "X@y"}, attempts: 1, keys: "big,id,attempts,data,job", data: "{}", runnable: true},
+		"S12":  {typed: typed{Job: "X@y", ID: "r1", Name: "X@y"}, keys: "job,data,id,attempts,big", data: "[]", runnable: true},
+		"S12r": {typed: typed{Job: "X@y", ID: "r1", Name: "X@y"}, attempts: 1, keys: "big,id,attempts,data,job", data: "{}", runnable: true},
 	}
 	seen := 0
-	for _, name := range sampleNames(t) {
+	for _, name := range sampleIDs(t) {
 		raw := sample(t, name)
 		e := mustParse(t, raw)
 		if !bytes.Equal(e.Raw, raw) || &e.Raw[0] != &raw[0] {
@@ -139,7 +141,7 @@ func TestParseSamples(t *testing.T) {
 			}
 			off += i + len(f.Value)
 		}
-		if (e.Runnable() == nil) != !strings.HasPrefix(name, "s2") {
+		if (e.Runnable() == nil) != (name != "S2") {
 			t.Errorf("%s: Runnable() = %v", name, e.Runnable())
 		}
 		w, ok := cases[name]
@@ -175,7 +177,7 @@ func TestParseSamples(t *testing.T) {
 // The reserved copy made by the pop script must read exactly like the original apart
 // from attempts, although keys are scrambled, [] became {} and numbers were reformatted.
 func TestParseReservedCopyReadsLikeOriginal(t *testing.T) {
-	for _, pair := range [][2]string{{"s1.json", "s1r.json"}, {"s8.json", "s8r.json"}, {"s12.json", "s12r.json"}} {
+	for _, pair := range [][2]string{{"S1", "S1r"}, {"S8", "S8r"}, {"S12", "S12r"}} {
 		a, b := mustParse(t, sample(t, pair[0])), mustParse(t, sample(t, pair[1]))
 		if !reflect.DeepEqual(typedOf(a), typedOf(b)) {
 			t.Errorf("%s vs %s:\n%+v\n%+v", pair[0], pair[1], typedOf(a), typedOf(b))
@@ -184,14 +186,14 @@ func TestParseReservedCopyReadsLikeOriginal(t *testing.T) {
 			t.Errorf("%s attempts %d → %d", pair[0], a.Attempts, b.Attempts)
 		}
 	}
-	big, _ := mustParse(t, sample(t, "s12r.json")).Get("big")
+	big, _ := mustParse(t, sample(t, "S12r")).Get("big")
 	if string(big) != "1.2345678901234e+14" {
 		t.Errorf("big = %s", big)
 	}
 }
 
 func TestParseS7HorizonTelescope(t *testing.T) {
-	e := mustParse(t, sample(t, "s7.json"))
+	e := mustParse(t, sample(t, "S7"))
 	if e.ID != e.UUID || e.PushedAt != "1692298484.927" || e.Tags == nil || len(e.Tags) != 0 {
 		t.Errorf("horizon fields: id %q uuid %q pushedAt %q tags %#v", e.ID, e.UUID, e.PushedAt, e.Tags)
 	}
@@ -211,7 +213,7 @@ func TestParseS7HorizonTelescope(t *testing.T) {
 
 // S3 is cut off mid-string: the error must say where.
 func TestParsePartialSampleS3(t *testing.T) {
-	raw := sample(t, "s3-partial.txt")
+	raw := sample(t, "S3-partial")
 	_, err := Parse(raw)
 	var pe *Error
 	if !errors.As(err, &pe) {

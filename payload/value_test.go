@@ -94,7 +94,7 @@ func valueCorpus(t *testing.T) []string {
 		strings.Repeat(`{"a":`, 512) + `1` + strings.Repeat(`}`, 512),
 		strings.Repeat(`{"a":`, 513) + `1` + strings.Repeat(`}`, 513),
 	}
-	for _, name := range sampleNames(t) {
+	for _, name := range sampleIDs(t) {
 		docs = append(docs, string(sample(t, name)))
 	}
 	rng := rand.New(rand.NewPCG(3, 4))

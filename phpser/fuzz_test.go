@@ -2,11 +2,9 @@ package phpser
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"testing"
 
-	"github.com/laraq/laraq/internal/testenv"
+	laravelpayloads "github.com/laraq/laraq/testdata/laravel-payloads"
 )
 
 // Fuzz targets; seeded with the golden and captured Laravel cases. Run each for a
@@ -103,9 +101,12 @@ func FuzzUnmarshalReadable(f *testing.F) {
 			f.Add(r)
 		}
 	}
-	payloads, _ := filepath.Glob(testenv.Testdata("phpser", "payloads", "*"))
-	for _, p := range payloads {
-		b, _ := os.ReadFile(p)
+	// Whole Laravel payloads are JSON too: the parser must refuse or read them, never panic.
+	for _, id := range laravelpayloads.IDs() {
+		b, err := laravelpayloads.Read(id)
+		if err != nil {
+			f.Fatal(err)
+		}
 		f.Add(b)
 	}
 	for _, s := range []string{`{"@class":"A","\u0000*\u0000p":1}`, `{"@enum":"A:B"}`, `{"@binary":"AA=="}`, `[1.0,-0.0,"INF"]`, `{"@@x":{"10":[]}}`} {

@@ -302,7 +302,7 @@ func appendReadableFloat(b []byte, f float64) []byte {
 	}
 	start := len(b)
 	b = phpfmt.AppendFloat(b, f, 'e')
-	if bytes.IndexAny(b[start:], ".eE") < 0 {
+	if !bytes.ContainsAny(b[start:], ".eE") {
 		b = append(b, '.', '0')
 	}
 	return b

@@ -142,7 +142,7 @@ func TestReadableRoundTrip(t *testing.T) {
 		all = append(all, v)
 	}
 	all = append(all,
-		NewArray(StrEntry("@class", Int(1)), StrEntry("@@x", Int(2)), StrEntry("", Null()), StrEntry("007", Float(-0.0))),
+		NewArray(StrEntry("@class", Int(1)), StrEntry("@@x", Int(2)), StrEntry("", Null()), StrEntry("007", Float(math.Copysign(0, -1)))),
 		NewObject(`A\B`, PublicProp("@enum", String("\xff\xfe")), PublicProp("0x", Float(1e25)), PublicProp("", List())),
 		List(NewCustom(`C\D`, "a:1:{}"), NewCustom("E", "\x00\xff"), NewEnum(`F\G`, "H"), Bool(false), Int(math.MinInt64)),
 		NewArray(StrEntry("\xff", Int(1)), StrEntry("\xfe", Int(2)), StrEntry("@binary:x", Int(3)), StrEntry("\x80\x81", List())),

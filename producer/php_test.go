@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -54,7 +55,7 @@ func byteCases() []byteCase {
 		byteCase{name: "meta-ints", job: metaJob{Tries: int64(3), MaxExceptions: int64(2), Backoff: int64(10), Timeout: int64(30), FailOnTimeout: true, RetryUntil: int64(1700003600)}},
 		byteCase{name: "meta-lists", job: metaJob{Backoff: []any{int64(1), 5.5, "10", time.Unix(1700000100, 0).UTC()}, RetryUntil: time.Unix(1700007200, 0).UTC()}},
 		byteCase{name: "meta-odd", job: metaJob{Tries: "3", Timeout: 1.5, FailOnTimeout: int64(1), MaxExceptions: []any{int64(1)}, Backoff: []any{}, RetryUntil: "soon"}},
-		byteCase{name: "meta-float-backoff", job: metaJob{Backoff: []any{1e25, 0.1 + 0.2, -0.0, 100000000000000.0, true, nil}}},
+		byteCase{name: "meta-float-backoff", job: metaJob{Backoff: []any{1e25, 0.1 + 0.2, math.Copysign(0, -1), 100000000000000.0, true, nil}}},
 		byteCase{name: "scripted", job: scripted{Actions: []string{"throw", "ok"}, Tag: "t1", Tries: int64(2), Backoff: []any{int64(1)}}},
 	)
 	return cs

@@ -95,7 +95,7 @@ func Postgres(t testing.TB) string {
 // the test ends. The file itself is not created.
 func SQLite(t testing.TB) string {
 	t.Helper()
-	dir, err := os.MkdirTemp(scratchRoot(), "laraq-sqlite-")
+	dir, err := scratchDir(scratchRoot(), "sqlite")
 	if err != nil {
 		t.Fatalf("sqlite dir: %v", err)
 	}
@@ -222,12 +222,10 @@ func (r *runAs) chown(paths ...string) error {
 	return nil
 }
 
-// serverDir creates the temporary directory of one server. Its name carries the test
-// binary's pid so that directories left by a killed binary are recognised and removed by
-// the next start.
+// serverDir creates the temporary directory of one server (see scratchDir) and gives it
+// to the server's account.
 func serverDir(kind string, owner *runAs) (string, error) {
-	sweepStaleDirs(kind)
-	dir, err := os.MkdirTemp(scratchRoot(), fmt.Sprintf("laraq-%s-%d-", kind, os.Getpid()))
+	dir, err := scratchDir(scratchRoot(), kind)
 	if err != nil {
 		return "", err
 	}
@@ -236,21 +234,6 @@ func serverDir(kind string, owner *runAs) (string, error) {
 		return "", err
 	}
 	return dir, nil
-}
-
-func sweepStaleDirs(kind string) {
-	matches, _ := filepath.Glob(filepath.Join(scratchRoot(), "laraq-"+kind+"-*-*"))
-	for _, m := range matches {
-		rest := strings.TrimPrefix(filepath.Base(m), "laraq-"+kind+"-")
-		pidText, _, ok := strings.Cut(rest, "-")
-		pid, err := strconv.Atoi(pidText)
-		if !ok || err != nil || pid == os.Getpid() {
-			continue
-		}
-		if syscall.Kill(pid, 0) == syscall.ESRCH {
-			_ = os.RemoveAll(m)
-		}
-	}
 }
 
 func findBinary(candidates ...string) string {

@@ -25,14 +25,19 @@ type Redis struct {
 }
 
 var (
-	sharedMu    sync.Mutex
-	shared      *Redis
-	sharedErr   error
-	startedDirs []string
+	sharedMu  sync.Mutex
+	shared    *Redis
+	sharedErr error
+
+	// running holds every server StartRedis started and Stop has not stopped yet, so
+	// that Main stops (and removes the directory of) one a test forgot.
+	runningMu sync.Mutex
+	running   = map[*Redis]bool{}
 )
 
 // RedisServer returns the redis-server shared by all tests of this binary, starting it on
-// first use. It is stopped by Main, or killed with the test process.
+// first use. Main stops it and removes its directory; when the test process dies first,
+// the server dies with it and a later binary removes the directory (see scratchDir).
 func RedisServer(t testing.TB) *Redis {
 	t.Helper()
 	sharedMu.Lock()
@@ -46,50 +51,71 @@ func RedisServer(t testing.TB) *Redis {
 	return shared
 }
 
-// StartRedis starts a private redis-server on a free loopback port (no persistence).
-// The caller must Stop it. Most tests want RedisServer instead.
+// StartRedis starts a private redis-server on a free loopback port (no persistence),
+// working in a fresh laraq-redis-PID-* directory of the temporary directory. The caller
+// must Stop it (Main stops what is left). Most tests want RedisServer instead.
 func StartRedis() (*Redis, error) {
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		return nil, fmt.Errorf("redis-server not in PATH (apt-get install redis-server)")
 	}
-	dir, err := os.MkdirTemp("", "laraq-redis-")
+	dir, err := scratchDir(os.TempDir(), "redis")
 	if err != nil {
+		return nil, err
+	}
+	logPath := filepath.Join(dir, "redis.log")
+	fail := func(err error) (*Redis, error) {
+		_ = os.RemoveAll(dir)
 		return nil, err
 	}
 	for attempt := 0; attempt < 5; attempt++ {
 		port, err := freePort()
 		if err != nil {
-			return nil, err
+			return fail(err)
 		}
 		cmd := exec.Command(bin,
 			"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
 			"--dir", dir, "--databases", "16", "--protected-mode", "yes", "--loglevel", "warning")
 		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-		logf, _ := os.Create(filepath.Join(dir, "redis.log"))
+		logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		if err != nil {
+			return fail(err)
+		}
 		cmd.Stdout, cmd.Stderr = logf, logf
-		if err := cmd.Start(); err != nil {
-			return nil, err
+		err = cmd.Start()
+		_ = logf.Close() // the server has its own copy
+		if err != nil {
+			return fail(err)
 		}
 		r := &Redis{Addr: fmt.Sprintf("127.0.0.1:%d", port), Port: port, cmd: cmd, dir: dir}
 		if waitReady(r.Addr, 5*time.Second) {
+			runningMu.Lock()
+			running[r] = true
+			runningMu.Unlock()
 			return r, nil
 		}
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 	}
-	log, _ := os.ReadFile(filepath.Join(dir, "redis.log"))
-	return nil, fmt.Errorf("redis-server did not start: %s", log)
+	log, _ := os.ReadFile(logPath)
+	return fail(fmt.Errorf("redis-server did not start: %s", log))
 }
 
-// Stop kills the server and removes its directory.
+// Stop kills the server and removes its directory. Later calls do nothing.
 func (r *Redis) Stop() {
-	if r == nil || r.cmd == nil {
+	if r == nil {
+		return
+	}
+	runningMu.Lock()
+	defer runningMu.Unlock()
+	if r.cmd == nil {
 		return
 	}
 	_ = r.cmd.Process.Kill()
 	_ = r.cmd.Wait()
 	_ = os.RemoveAll(r.dir)
+	r.cmd = nil
+	delete(running, r)
 }
 
 // Client returns a go-redis client on database db, closed when the test ends.
@@ -110,14 +136,32 @@ func Keys(ctx context.Context, c redis.UniversalClient, prefix string) ([]string
 	return out, iter.Err()
 }
 
-// Main runs the tests and stops the shared servers afterwards. Use it from TestMain.
+// Main runs the tests, then stops every server this package started and removes their
+// directories, and those that binaries which died without this clean-up (fuzz workers
+// killed by their coordinator, say) left behind. Use it from TestMain.
 func Main(m *testing.M) {
 	code := m.Run()
+	stopAll()
+	os.Exit(code)
+}
+
+// stopAll stops the shared and any forgotten redis-servers and the database servers, and
+// sweeps stale directories.
+func stopAll() {
 	sharedMu.Lock()
 	shared.Stop()
 	sharedMu.Unlock()
+	runningMu.Lock()
+	left := make([]*Redis, 0, len(running))
+	for r := range running {
+		left = append(left, r)
+	}
+	runningMu.Unlock()
+	for _, r := range left {
+		r.Stop()
+	}
 	StopDatabases()
-	os.Exit(code)
+	sweepAll()
 }
 
 func freePort() (int, error) {

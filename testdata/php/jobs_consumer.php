@@ -1,5 +1,5 @@
 <?php
-// Classes of the Horizon-era payload samples (payload/testdata/samples s7, s8, s11), so a
+// Classes of the Horizon-era payload samples (testdata/laravel-payloads S7, S8, S11), so a
 // PHP worker can unserialize and run those payloads as their applications did, and
 // report what it got like the jobs of jobs.php (laraq_job_record through the
 // RecordsWhatItGot trait). Loaded by dispatch.php and work.php after jobs.php.
