@@ -51,9 +51,11 @@ func addConnFlags(fs *flag.FlagSet, multi bool) *connFlags {
 			"(default: LARAQ_REDIS_URL, else the application's REDIS_URL or REDIS_HOST, REDIS_PORT,\n"+
 			"REDIS_PASSWORD and REDIS_DB, else "+DefaultRedisURL+")")
 	fs.StringVar(&c.prefix, "prefix", "",
-		"Redis connection `prefix` (database.redis.options.prefix)\n"+
-			"(default: LARAQ_REDIS_PREFIX, else the application's REDIS_PREFIX, else derived from\n"+
-			"APP_NAME as its skeleton does: laravel_database_ up to 11.x, laravel-database- on 12.x)")
+		"Redis connection `prefix` (database.redis.options.prefix); --prefix '' for none\n"+
+			"(default empty, unless an application is given (--env-file, --laravel-root, LARAQ_ENV_FILE\n"+
+			"or APP_NAME): then its REDIS_PREFIX, else derived from APP_NAME as its skeleton does:\n"+
+			"laravel_database_ up to 11.x, laravel-database- on 12.x. LARAQ_REDIS_PREFIX, or REDIS_PREFIX\n"+
+			"in the environment, apply in either case)")
 	usage := "queue `name`"
 	if multi {
 		usage = "queue `names`, comma-separated, in priority order"

@@ -28,7 +28,10 @@ cache store finish their current job and exit, for their supervisor to start the
 The key lives on the cache connection (REDIS_CACHE_DB, database 1 in the skeleton) under
 the Redis prefix and the cache prefix, with ':' between cache prefix and key up to
 Laravel 10: laravel_database_laravel_cache:illuminate:queue:restart on Laravel 8. Use
---laravel-root or --env-file so laraq derives them as the application does.`
+--laravel-root or --env-file so laraq derives them as the application does (without a
+framework to read, the version is guessed from the .env keys: CACHE_DRIVER, MIX_* … say
+8). With no application given the connection prefix is empty and the 11.x cache prefix
+applies: laravel_cache_illuminate:queue:restart.`
 
 func runRestart(ctx context.Context, app *App, args []string) int {
 	fs := app.newFlagSet("restart", restartUsage)

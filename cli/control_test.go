@@ -346,3 +346,67 @@ func TestWorkPoolFitsConcurrency(t *testing.T) {
 		t.Errorf("shared pool %d", q.Options().PoolSize)
 	}
 }
+
+// TestRestartLaravel8SkeletonEnv: given only the .env of a Laravel 8 application (no
+// framework to read, no --laravel-version), laraq infers 8.x from its keys and writes the
+// restart signal where Laravel 8's cache store reads it:
+// laravel_database_laravel_cache:illuminate:queue:restart.
+func TestRestartLaravel8SkeletonEnv(t *testing.T) {
+	testenv.NeedPHP(t)
+	srv := testenv.RedisServer(t)
+	ctx := context.Background()
+	const cacheDB = 10 // the skeleton's prefixes are not unique per test: a database of its own
+	cache := srv.Client(t, cacheDB)
+	if err := cache.FlushDB(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cache.FlushDB(context.Background()) })
+
+	// The skeleton's .env.example, pointed at the test server and its Redis cache store.
+	skel, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "config", "testdata", "skeleton", "laravel8.env"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := strings.NewReplacer(
+		"REDIS_PORT=6379", fmt.Sprintf("REDIS_PORT=%d\nREDIS_CACHE_DB=%d", srv.Port, cacheDB),
+		"CACHE_DRIVER=file", "CACHE_DRIVER=redis",
+		"QUEUE_CONNECTION=sync", "QUEUE_CONNECTION=redis",
+	).Replace(string(skel))
+	if !strings.Contains(env, "CACHE_DRIVER=redis") || !strings.Contains(env, "REDIS_CACHE_DB=") {
+		t.Fatal("skeleton .env does not have the expected lines")
+	}
+	envFile := filepath.Join(t.TempDir(), ".env")
+	if err := os.WriteFile(envFile, []byte(env), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	defer func(f func() time.Time) { controlNow = f }(controlNow)
+	controlNow = func() time.Time { return time.Unix(1_800_000_456, 0) }
+	out, errOut, rc := opsCLI(t, "", nil, "restart", "--env-file", envFile)
+	if rc != 0 || out != "Broadcasting queue restart signal.\n" || errOut != "" {
+		t.Fatalf("restart: rc %d out %q err %q", rc, out, errOut)
+	}
+	const key = "laravel_database_laravel_cache:illuminate:queue:restart"
+	keys, _ := cache.Keys(ctx, "*").Result()
+	if len(keys) != 1 || keys[0] != key {
+		t.Fatalf("cache keys %q, want only %s", keys, key)
+	}
+	if v := cache.Get(ctx, key).Val(); v != "1800000456" {
+		t.Errorf("%s = %q", key, v)
+	}
+	// Laravel 8's own cache store, configured as the skeleton is, reads the same value.
+	php := testenv.PHPEnv{Redis: srv, CacheDB: cacheDB, Prefix: "laravel_database_", CachePrefix: "laravel_cache"}
+	got := phpCacheGet(t, php, "illuminate:queue:restart")
+	if got.Value != "1800000456" || got.RedisKey != key {
+		t.Errorf("PHP Cache::get = %#v at %q", got.Value, got.RedisKey)
+	}
+
+	// The version and its origin are visible in the configuration laraq loaded.
+	cfg, err := config.Load(config.Sources{EnvFile: envFile, LookupEnv: func(string) (string, bool) { return "", false }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.LaravelVersion != 8 || !strings.HasPrefix(cfg.Origins["LaravelVersion"], config.VersionInferred+"CACHE_DRIVER") {
+		t.Errorf("version %d from %q", cfg.LaravelVersion, cfg.Origins["LaravelVersion"])
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -458,5 +459,82 @@ func TestClassNames(t *testing.T) {
 	}
 	if v, _ := commandFromProps(`\A\B`, []byte(`{"@class": "A\\B"}`)); v == nil || v.Class() != `A\B` {
 		t.Errorf("leading backslash: %v", v)
+	}
+}
+
+// TestDispatchWithoutPrefix: with no --prefix and nothing naming an application (no
+// --env-file, --laravel-root, LARAQ_* or REDIS_* variables, APP_NAME), the connection
+// prefix is empty: dispatch writes plain queues:default, which a Laravel application
+// without a prefix reads, and stats and clear look there too.
+func TestDispatchWithoutPrefix(t *testing.T) {
+	srv := testenv.RedisServer(t)
+	ctx := context.Background()
+	const db = 9 // a database of its own: the keys have no per-test prefix
+	client := srv.Client(t, db)
+	if err := client.FlushDB(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.FlushDB(context.Background()) })
+	url := fmt.Sprintf("redis://%s/%d", srv.Addr, db)
+
+	out, errOut, rc := opsCLI(t, `{"podcastId": 7}`, nil, "dispatch", `App\Jobs\ProcessPodcast`, "--props", "-", "--redis", url)
+	if rc != 0 || errOut != "" {
+		t.Fatalf("dispatch: exit %d, stderr %q", rc, errOut)
+	}
+	id := strings.TrimSpace(out)
+	keys, err := client.Keys(ctx, "*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(keys)
+	if strings.Join(keys, " ") != "queues:default queues:default:notify" {
+		t.Fatalf("keys %q, want only queues:default and its notify list", keys)
+	}
+	if p, delayed, _ := findPayload(t, client, "", "default", id); p == nil || delayed {
+		t.Fatalf("job %s not in queues:default: %q", id, p)
+	}
+
+	t.Run("Laravel without prefix sees it", func(t *testing.T) {
+		testenv.NeedPHP(t)
+		php := testenv.PHPEnv{Redis: srv, DB: db}
+		if got := strings.TrimSpace(string(php.Run(t, nil, "queue_op.php", "size"))); got != "1" {
+			t.Errorf("RedisQueue::size = %q, want 1", got)
+		}
+	})
+
+	out, errOut, rc = opsCLI(t, "", nil, "stats", "--redis", url, "--json")
+	var st struct {
+		Prefix string       `json:"prefix"`
+		Queues []queueStats `json:"queues"`
+	}
+	if err := json.Unmarshal([]byte(out), &st); rc != 0 || err != nil {
+		t.Fatalf("stats: %d %v %q %q", rc, err, out, errOut)
+	}
+	if st.Prefix != "" || len(st.Queues) != 1 || st.Queues[0].Queue != "default" || st.Queues[0].Ready != 1 {
+		t.Errorf("stats: %+v", st)
+	}
+
+	// APP_NAME names an application: its skeleton's prefix applies, and an explicit empty
+	// --prefix turns it off again.
+	appEnv := map[string]string{"APP_NAME": "Podcasts"}
+	if _, errOut, rc := opsCLI(t, "", appEnv, "dispatch", `App\Jobs\ProcessPodcast`, "--redis", url); rc != 0 {
+		t.Fatalf("dispatch with APP_NAME: %d %q", rc, errOut)
+	}
+	if n := client.LLen(ctx, "podcasts_database_queues:default").Val(); n != 1 {
+		t.Errorf("with APP_NAME: %d jobs in podcasts_database_queues:default, want 1", n)
+	}
+	if _, errOut, rc := opsCLI(t, "", appEnv, "dispatch", `App\Jobs\ProcessPodcast`, "--redis", url, "--prefix", ""); rc != 0 {
+		t.Fatalf("dispatch --prefix '': %d %q", rc, errOut)
+	}
+	if n := client.LLen(ctx, "queues:default").Val(); n != 2 {
+		t.Errorf("--prefix '': %d jobs in queues:default, want 2", n)
+	}
+
+	out, _, rc = opsCLI(t, "", nil, "clear", "--force", "--redis", url)
+	if rc != 0 || out != "Cleared 2 jobs from the [default] queue\n" {
+		t.Errorf("clear: %d %q", rc, out)
+	}
+	if n := client.LLen(ctx, "podcasts_database_queues:default").Val(); n != 1 {
+		t.Errorf("clear without prefix touched the prefixed queue: %d left", n)
 	}
 }

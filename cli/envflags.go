@@ -40,9 +40,14 @@ func addAppFlags(fs *flag.FlagSet, multiQueue, withFailed bool) *appFlags {
 	fs.StringVar(&a.envFile, "env-file", "", "`PATH` of the Laravel application's .env file (default: LARAQ_ENV_FILE, else DIR/.env with --laravel-root)")
 	fs.StringVar(&a.root, "laravel-root", "", "the Laravel application `DIR`: its .env, framework version, prefix, timezone and database settings")
 	fs.StringVar(&a.version, "laravel-version", "", "the application's Laravel `version`, e.g. 8 or 12.40: decides the derived prefixes and the cache\n"+
-		"key scheme (default: LARAQ_LARAVEL_VERSION, else the framework under --laravel-root, else 11)")
+		"key scheme (default: LARAQ_LARAVEL_VERSION, else the framework under --laravel-root, else\n"+
+		"guessed from the .env keys: CACHE_DRIVER, FILESYSTEM_DRIVER, MIX_* say 8, FILESYSTEM_DISK\n"+
+		"and VITE_* 10, CACHE_STORE 11; else 11)")
 	fs.StringVar(&a.cachePfx, "cache-prefix", "", "the cache store `prefix` (config/cache.php), where queue:restart and queue:pause live\n"+
-		"(default: LARAQ_CACHE_PREFIX, else CACHE_PREFIX, else derived from APP_NAME and the version)")
+		"(default: LARAQ_CACHE_PREFIX, else CACHE_PREFIX, else derived from APP_NAME and the version).\n"+
+		"A cache key is connection prefix + cache prefix [+ ':' up to 10.x] + key: on Laravel 8\n"+
+		"laravel_database_laravel_cache:illuminate:queue:restart; with no application given (no\n"+
+		"connection prefix, 11.x scheme) laravel_cache_illuminate:queue:restart")
 	if withFailed {
 		fs.StringVar(&a.database, "database", "", "failed-job database `DSN`: sqlite:PATH, mysql://user:pass@host:port/db, postgres://…, or null\n"+
 			"(default: LARAQ_DATABASE, else the application's QUEUE_FAILED_DRIVER and DB_* settings,\n"+
@@ -233,8 +238,8 @@ func splitConnectionQueue(arg, defaultConnection string) (connection, queue stri
 
 // payloadVersion is the Laravel release whose payload shapes `dispatch` writes:
 // --laravel-version or LARAQ_LARAVEL_VERSION as given (minor releases matter there, e.g.
-// 12.51), else the application's major version when something names it, else 8, whose
-// payloads every Laravel 8+ worker reads.
+// 12.51), else the application's major version when something names it (its framework,
+// not a guess from its .env keys), else 8, whose payloads every Laravel 8+ worker reads.
 func (a *appFlags) payloadVersion(app *App, cfg *config.Config) string {
 	if a.version != "" {
 		return a.version
@@ -242,7 +247,7 @@ func (a *appFlags) payloadVersion(app *App, cfg *config.Config) string {
 	if v := app.Getenv(config.EnvPrefix + "LARAVEL_VERSION"); v != "" {
 		return v
 	}
-	if cfg.Origins["LaravelVersion"] != "default" {
+	if o := cfg.Origins["LaravelVersion"]; o != "default" && !strings.HasPrefix(o, config.VersionInferred) {
 		return strconv.Itoa(cfg.LaravelVersion)
 	}
 	return "8"

@@ -26,7 +26,8 @@ payload says when it was queued (createdAt, Laravel 12.11+, or Horizon's pushedA
 Without --queue every queue found under the prefix is shown.
 
 The Redis connection and prefix come from the Laravel application (--laravel-root or
---env-file, then LARAQ_* variables), unless --redis / --prefix say otherwise.`
+--env-file, then LARAQ_* variables), unless --redis / --prefix say otherwise; with no
+application given the prefix is empty.`
 
 // statsNow is the clock of the oldest-job age.
 var statsNow = time.Now

@@ -33,6 +33,17 @@ const (
 	cacheConnectionDefault = "cache"
 )
 
+// Origins of settings that callers may need to tell apart from a known value.
+const (
+	// VersionInferred starts Origins["LaravelVersion"] when the version was guessed from
+	// the keys of the .env file; the keys follow ("inferred from .env keys CACHE_DRIVER,
+	// FILESYSTEM_DRIVER, MIX_PUSHER_APP_KEY").
+	VersionInferred = "inferred from .env keys "
+	// PrefixNoApplication is Origins["Prefix"] when no application was named and the
+	// connection prefix is therefore empty.
+	PrefixNoApplication = "default (no application: no .env, Laravel root or APP_NAME)"
+)
+
 // PrefixStyle chooses how key prefixes are derived from APP_NAME when the application
 // does not set REDIS_PREFIX / CACHE_PREFIX and its config files are not at hand.
 type PrefixStyle int
@@ -71,7 +82,8 @@ type Sources struct {
 	// for --redis). They win over everything. Default none.
 	Flags map[string]string
 	// LaravelVersion is the application's major version (5–13). Default 0: LARAQ_LARAVEL_VERSION,
-	// else the installed framework under LaravelRoot, else DefaultLaravelVersion.
+	// else the installed framework under LaravelRoot, else a guess from the keys of the
+	// .env file (Config.Origins["LaravelVersion"] names them), else DefaultLaravelVersion.
 	LaravelVersion int
 	// PrefixStyle overrides LARAQ_PREFIX_STYLE ("underscore" or "hyphen"). Default PrefixAuto.
 	PrefixStyle PrefixStyle
@@ -95,6 +107,9 @@ type Config struct {
 	Redis      Redis
 	CacheRedis Redis
 	// Prefix is the Redis connection prefix (redis.options.prefix) of both connections.
+	// Default "" when no application is known (no EnvFile, LaravelRoot or APP_NAME):
+	// plain queues:NAME keys. Otherwise REDIS_PREFIX, else what the application's
+	// config/database.php or its skeleton derives from APP_NAME (laravel_database_).
 	Prefix string
 
 	// Connection is the name of the Redis queue connection (config/queue.php), which pause
@@ -188,7 +203,10 @@ func Load(src Sources) (*Config, error) {
 	}
 
 	c.loadApp(r, app)
-	c.loadPrefixes(r, app, style)
+	// The skeleton's prefix is a fact about an application; with none named (no .env, no
+	// root, no APP_NAME) the keys are taken as they are, without a prefix.
+	known := src.LaravelRoot != "" || r.path != "" || r.origins["AppName"] != "default"
+	c.loadPrefixes(r, app, style, known)
 	if err := c.loadTimezone(r, app); err != nil {
 		return nil, err
 	}
@@ -225,6 +243,9 @@ func (c *Config) loadVersion(r *resolver, src Sources, app appFiles) error {
 		} else if app.version != 0 {
 			c.LaravelVersion = app.version
 			r.origins["LaravelVersion"] = app.versionFile
+		} else if v, keys := inferVersion(r.keys); v != 0 {
+			c.LaravelVersion = v
+			r.origins["LaravelVersion"] = VersionInferred + strings.Join(keys, ", ")
 		} else {
 			c.LaravelVersion = DefaultLaravelVersion
 			r.origins["LaravelVersion"] = "default"
@@ -258,7 +279,7 @@ func (c *Config) loadApp(r *resolver, app appFiles) {
 	}
 }
 
-func (c *Config) loadPrefixes(r *resolver, app appFiles, style PrefixStyle) {
+func (c *Config) loadPrefixes(r *resolver, app appFiles, style PrefixStyle, known bool) {
 	sep, dbSuffix, cacheSuffix := "_", "_database_", "_cache_"
 	if style == PrefixHyphen {
 		sep, dbSuffix, cacheSuffix = "-", "-database-", "-cache-"
@@ -271,9 +292,12 @@ func (c *Config) loadPrefixes(r *resolver, app appFiles, style PrefixStyle) {
 	} else if app.redisPrefix != nil {
 		c.Prefix = app.redisPrefix.prefix(c.AppName)
 		r.origins["Prefix"] = "config/database.php"
-	} else {
+	} else if known {
 		c.Prefix = Slug(c.AppName, sep) + dbSuffix
 		r.origins["Prefix"] = "default"
+	} else {
+		c.Prefix = ""
+		r.origins["Prefix"] = PrefixNoApplication
 	}
 
 	if v, _ := r.get("CachePrefix", "CACHE_PREFIX"); v.set {
@@ -399,6 +423,7 @@ type resolver struct {
 	lookup  func(string) (string, bool)
 	file    map[string]string
 	lines   map[string]int
+	keys    []string // every name the .env file sets, in order, even those the environment overrides
 	path    string
 	origins map[string]string
 }
@@ -434,6 +459,11 @@ func (r *resolver) loadEnvFile(src Sources) error {
 		return fmt.Errorf("config: %w", err)
 	}
 	r.file, r.lines = loadDotenv(entries, r.lookup)
+	for _, e := range entries {
+		if e.defined {
+			r.keys = append(r.keys, e.name)
+		}
+	}
 	r.path = path
 	return nil
 }

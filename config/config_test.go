@@ -157,12 +157,19 @@ func TestVersionDefaults(t *testing.T) {
 		{12, PrefixUnderscore, "laravel_database_", "laravel_cache_", false, "laravel_database_laravel_cache_illuminate:queue:restart"},
 		{13, PrefixAuto, "laravel-database-", "laravel-cache-", false, "laravel-database-laravel-cache-illuminate:queue:restart"},
 	} {
-		c := mustLoad(t, Sources{LaravelVersion: tc.version, PrefixStyle: tc.style})
+		// APP_NAME in the environment names an application, whose skeleton derives the prefix.
+		c := mustLoad(t, Sources{LaravelVersion: tc.version, PrefixStyle: tc.style, LookupEnv: env("APP_NAME", "Laravel")})
 		if c.Prefix != tc.prefix || c.CachePrefix != tc.cache || c.CacheSeparator != tc.sep || c.CacheKeys().Restart() != tc.restart {
 			t.Errorf("v%d style %d: %q %q %v %q", tc.version, tc.style, c.Prefix, c.CachePrefix, c.CacheSeparator, c.CacheKeys().Restart())
 		}
+		// Without any application the connection prefix is empty; the cache key keeps the
+		// version's cache prefix and separator.
+		c = mustLoad(t, Sources{LaravelVersion: tc.version, PrefixStyle: tc.style})
+		if want := strings.TrimPrefix(tc.restart, tc.prefix); c.Prefix != "" || c.CacheKeys().Restart() != want {
+			t.Errorf("v%d style %d without application: prefix %q restart %q, want %q", tc.version, tc.style, c.Prefix, c.CacheKeys().Restart(), want)
+		}
 	}
-	c := mustLoad(t, Sources{LookupEnv: env("LARAQ_LARAVEL_VERSION", "12.40.2", "LARAQ_PREFIX_STYLE", "underscore")})
+	c := mustLoad(t, Sources{LookupEnv: env("LARAQ_LARAVEL_VERSION", "12.40.2", "LARAQ_PREFIX_STYLE", "underscore", "APP_NAME", "laravel")})
 	if c.LaravelVersion != 12 || c.Prefix != "laravel_database_" {
 		t.Errorf("from LARAQ_*: %d %q", c.LaravelVersion, c.Prefix)
 	}

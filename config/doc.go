@@ -26,8 +26,22 @@
 // With Sources.LaravelRoot, Load reads the expressions in the application's own
 // config/database.php and config/cache.php, its config/app.php timezone and the installed
 // framework version, so nothing needs guessing; without it the version (Sources or
-// LARAQ_LARAVEL_VERSION, default 11) and PrefixStyle decide. Slug is Laravel's Str::slug,
+// LARAQ_LARAVEL_VERSION) and PrefixStyle decide. Slug is Laravel's Str::slug,
 // transliteration table included (checked code point by code point against PHP).
+//
+// The connection prefix is derived only for a known application: an .env file
+// (Sources.EnvFile, LARAQ_ENV_FILE), a LaravelRoot, or an APP_NAME. With none of them
+// Config.Prefix is empty (keys are plain queues:NAME) unless REDIS_PREFIX or
+// LARAQ_REDIS_PREFIX say otherwise; the cache prefix is still the version's default, so
+// the restart key is then laravel_cache_illuminate:queue:restart (11.x scheme).
+//
+// When no framework is at hand, the version is guessed from the keys of the .env file,
+// which each skeleton's .env.example names differently: FILESYSTEM_DRIVER or MIX_* (or
+// only CACHE_DRIVER / BROADCAST_DRIVER) give 8, FILESYSTEM_DISK or VITE_* next to
+// CACHE_DRIVER give 10 (9 with MIX_*), CACHE_STORE, BROADCAST_CONNECTION or
+// APP_MAINTENANCE_DRIVER give 11. Config.Origins["LaravelVersion"] then reads
+// "inferred from .env keys CACHE_DRIVER, FILESYSTEM_DRIVER, MIX_PUSHER_APP_KEY". Without
+// any of these, DefaultLaravelVersion (11) applies. An explicit version always wins.
 //
 // # Precedence
 //
@@ -56,7 +70,7 @@
 //	REDIS_DB                 0                               queue connection
 //	REDIS_CACHE_DB           1                               cache connection
 //	REDIS_CACHE_CONNECTION   cache (11.x+)                   "default": cache on REDIS_DB
-//	REDIS_PREFIX             see above                       Prefix
+//	REDIS_PREFIX             see above ("" without an app)   Prefix
 //	REDIS_QUEUE              default                         Queue
 //	REDIS_QUEUE_RETRY_AFTER  90 (11.x+; before: 90 fixed)    RetryAfter
 //	QUEUE_CONNECTION         sync (≤10), database (11+)      a warning when not redis
@@ -69,7 +83,8 @@
 //
 // laraq's own settings (environment or Flags):
 //
-//	LARAQ_LARAVEL_VERSION    major version, e.g. 8 or 12.40
+//	LARAQ_LARAVEL_VERSION    major version, e.g. 8 or 12.40 (default: the framework under
+//	                         LaravelRoot, else guessed from the .env keys, else 11)
 //	LARAQ_PREFIX_STYLE       underscore | hyphen
 //	LARAQ_CACHE_SEPARATOR    true | false: ":" after the cache prefix (default: version ≤10)
 //	LARAQ_CONNECTION         queue connection name in config/queue.php (default redis)
