@@ -16,6 +16,7 @@ import (
 	"github.com/laraq/laraq/consumer"
 	"github.com/laraq/laraq/handlers"
 	"github.com/laraq/laraq/internal/artisanlog"
+	"github.com/laraq/laraq/producer"
 )
 
 func init() {
@@ -77,9 +78,6 @@ the job's timeout is a timeout.`
 // exitMemoryLimit is queue:work's status when it stops for --memory.
 const exitMemoryLimit = 12
 
-// healthPingInterval is how often `work --metrics-addr` pings Redis for /healthz.
-const healthPingInterval = 10 * time.Second
-
 // workFlags are the flags of `work` beyond the application flags.
 type workFlags struct {
 	tries          int
@@ -102,6 +100,7 @@ type workFlags struct {
 	quiet          bool
 	verbose        bool
 	unhandled      string
+	unhandledDelay float64
 	logLevel       string
 	logFormat      string
 	metricsAddr    string
@@ -131,6 +130,8 @@ func runWork(ctx context.Context, app *App, args []string) int {
 	fs.BoolVar(&w.quiet, "quiet", false, "do not print a line per job")
 	fs.BoolVar(&w.verbose, "verbose", false, "show job ids in artisan lines, like queue:work -v")
 	fs.StringVar(&w.unhandled, "unhandled", "fail", "what to do with jobs no handler takes: `fail`, release or hand-back (to PHP workers); with --database null, fail means release")
+	fs.Float64Var(&w.unhandledDelay, "unhandled-delay", consumer.DefaultUnhandledDelay.Seconds(),
+		"`seconds` a job no handler takes is released for (--unhandled release), or this worker leaves\nits queue to the PHP workers after handing one back (--unhandled hand-back)")
 	fs.StringVar(&w.logLevel, "log-level", "info", "`level` of the stderr log: debug, info, warn, error")
 	fs.StringVar(&w.logFormat, "log-format", string(artisanlog.Artisan), "`format` of job lines and log: artisan (Laravel 9+), artisan8, json or text; colours on a terminal")
 	fs.StringVar(&w.metricsAddr, "metrics-addr", "", "serve Prometheus /metrics and /healthz on this `address`, e.g. :9090")
@@ -161,6 +162,20 @@ func runWork(ctx context.Context, app *App, args []string) int {
 		return app.errorf("%v", err)
 	}
 	cfg.Logger = logger
+	// The release decides the failure messages (10.10+ texts) and the shape of the
+	// payloads a chain's next job is dispatched with; REDIS_QUEUE is where a chained job
+	// without a queue of its own goes, as onQueue() falls back to the connection's queue.
+	release := af.payloadVersion(app, appCfg)
+	if strings.HasPrefix(appCfg.Origins["LaravelVersion"], config.VersionInferred) {
+		// A major guessed from the .env keys still picks the right messages; the payload
+		// shapes it implies are those of 8.x up to 12.10 anyway.
+		release = strconv.Itoa(appCfg.LaravelVersion)
+	}
+	if cfg.Laravel, err = workerRelease(release); err != nil {
+		return app.errorf("--laravel-version: %v", err)
+	}
+	logger.Debug("laravel version", "release", cfg.Laravel.String(), "from", appCfg.Origins["LaravelVersion"])
+	cfg.DefaultQueue = appCfg.Queue
 	if af.conn.queueSet {
 		if cfg.Queues, err = af.queues(); err != nil {
 			return app.errorf("%v", err)
@@ -170,8 +185,8 @@ func runWork(ctx context.Context, app *App, args []string) int {
 	}
 
 	// The pools fit the worker: a connection per running job plus popping/blocking and
-	// signals on the queue client (+ metrics scrapes and the health ping), a connection
-	// per running job (maxExceptions) plus signal reads on the cache client.
+	// signals on the queue client (+ metrics scrapes), a connection per running job
+	// (maxExceptions) plus signal reads on the cache client.
 	c, err := connectPool(appCfg, cfg.Concurrency+4, cfg.Concurrency+2)
 	if err != nil {
 		return app.errorf("%v", err)
@@ -314,6 +329,11 @@ func (w *workFlags) config(connection string, app *config.Config) (consumer.Conf
 	default:
 		return cfg, fmt.Errorf("--unhandled %q: want fail, release or hand-back", w.unhandled)
 	}
+	if w.unhandledDelay <= 0 {
+		// A zero delay would make a hand-back spin on a job only PHP can run.
+		return cfg, fmt.Errorf("--unhandled-delay %v: want more than 0 seconds", w.unhandledDelay)
+	}
+	cfg.Unhandled.Delay = seconds(w.unhandledDelay)
 	if w.shutdownGrace == 0 {
 		cfg.ShutdownGrace = -1
 	}
@@ -347,4 +367,14 @@ func pauseOnSignals(w *consumer.Consumer, log *slog.Logger) (stop func()) {
 		signal.Stop(ch)
 		close(done)
 	}
+}
+
+// workerRelease reads the release the worker imitates. Before 8.x the worker rules,
+// messages and payloads laraq writes are those of 8.x (5.8–7.x workers read them), so an
+// older application is worked as 8.x.
+func workerRelease(v string) (producer.Laravel, error) {
+	if major, err := strconv.Atoi(strings.SplitN(strings.TrimPrefix(strings.TrimSpace(v), "v"), ".", 2)[0]); err == nil && major >= 5 && major < 8 {
+		return producer.Laravel8, nil
+	}
+	return producer.ParseLaravel(v)
 }

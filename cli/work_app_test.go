@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -228,4 +230,187 @@ func TestWorkFailedStoreDefault(t *testing.T) {
 	if err != nil || local || dsn != "mysql://app:s3cret@db.internal:3306/shop" {
 		t.Errorf("failedDSN = %q, %v, %v", dsn, local, err)
 	}
+}
+
+// noHandlerJob is a job class this binary has no handler for.
+type noHandlerJob struct {
+	N int `php:"n"`
+}
+
+func (noHandlerJob) PHPClass() string { return `App\Jobs\NoGoHandler` }
+
+// TestWorkHealthFollowsRedis cuts the worker off Redis and lets it back: /healthz answers
+// 503 with the reason while Redis is unreachable and 200 again after. Before that, the
+// attempts that end in each way leave laraq_jobs_running at 0.
+func TestWorkHealthFollowsRedis(t *testing.T) {
+	srv := testenv.RedisServer(t)
+	client := srv.Client(t, 0)
+	prefix := testenv.Prefix(t)
+	proxy := newTCPProxy(t, srv.Addr)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	p, err := producer.New(client, producer.Config{Prefix: prefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := handlers.NewRegistry()
+	handlers.Register(reg, `App\Jobs\Fwd`, func(ctx context.Context, cmd *fwdJob, job *handlers.Job) error {
+		switch cmd.N {
+		case 1:
+			return handlers.Fail(errors.New("given up")) // failed, then processed
+		case 2:
+			return errors.New("thrown") // exception, then failed (one try)
+		case 3:
+			return handlers.Release(time.Hour) // released, then processed
+		}
+		return nil
+	})
+	for _, cmd := range []any{fwdJob{N: 0}, fwdJob{N: 1}, fwdJob{N: 2}, fwdJob{N: 3}, noHandlerJob{N: 4}} {
+		if _, err := p.Dispatch(ctx, cmd.(interface{ PHPClass() string })); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stdout, stderr, done := mainAsync(ctx, []string{"work", "--redis", "redis://" + proxy.addr + "/0", "--prefix", prefix,
+		"--no-cache", "--database", "sqlite:" + filepath.Join(t.TempDir(), "failed.sqlite"), "--sleep", "0.05",
+		"--log-format", "json", "--metrics-addr", "127.0.0.1:0"}, WithRegistry(reg))
+	waitFor(t, "worker start", func() bool { return strings.Contains(stderr.String(), "worker started") })
+	addr := regexp.MustCompile(`"serving metrics","addr":"([^"]+)"`).FindStringSubmatch(stderr.String())
+	if addr == nil {
+		t.Fatalf("no metrics address in the log:\n%s", stderr.String())
+	}
+	base := "http://" + addr[1]
+	waitFor(t, "the five jobs", func() bool { return strings.Count(stdout.String(), `"job_status":"starting"`) == 5 })
+	waitFor(t, "their ends", func() bool {
+		return strings.Contains(httpGet(t, base+"/metrics"), `laraq_jobs_failed_total{class="App\\Jobs\\NoGoHandler",queue="default"} 1`)
+	})
+	body := httpGet(t, base+"/metrics")
+	for _, want := range []string{
+		`laraq_jobs_running{queue="default"} 0`,
+		`laraq_jobs_failed_total{class="App\\Jobs\\Fwd",queue="default"} 2`,
+		`laraq_jobs_released_total{class="App\\Jobs\\Fwd",queue="default"} 1`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %s:\n%s", want, body)
+		}
+	}
+
+	health := func() (int, healthBody) {
+		resp, err := http.Get(base + "/healthz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var h healthBody
+		if err := json.NewDecoder(resp.Body).Decode(&h); err != nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode, h
+	}
+	waitHealth := func(code int, reason string) {
+		t.Helper()
+		var got int
+		var h healthBody
+		deadline := time.Now().Add(20 * time.Second)
+		for got, h = health(); got != code || !strings.Contains(h.Reason, reason); got, h = health() {
+			if time.Now().After(deadline) {
+				t.Fatalf("/healthz %d %+v, want %d with %q\n%s", got, h, code, reason, stderr.String())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	waitHealth(http.StatusOK, "")
+	proxy.down()
+	waitHealth(http.StatusServiceUnavailable, "redis unreachable: ")
+	proxy.up()
+	waitHealth(http.StatusOK, "")
+
+	cancel()
+	if rc := <-done; rc != 0 {
+		t.Fatalf("exit %d\n%s", rc, stderr.String())
+	}
+}
+
+// healthBody is /healthz's body.
+type healthBody struct {
+	Healthy bool   `json:"healthy"`
+	Reason  string `json:"reason"`
+}
+
+// tcpProxy forwards connections to a server and can cut them all and refuse new ones,
+// to play an outage of the Redis server other tests share.
+type tcpProxy struct {
+	t       *testing.T
+	addr    string
+	backend string
+
+	mu    sync.Mutex
+	l     net.Listener
+	conns map[net.Conn]bool
+}
+
+func newTCPProxy(t *testing.T, backend string) *tcpProxy {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &tcpProxy{t: t, addr: l.Addr().String(), backend: backend, l: l, conns: map[net.Conn]bool{}}
+	go p.serve(l)
+	t.Cleanup(p.down)
+	return p
+}
+
+func (p *tcpProxy) serve(l net.Listener) {
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		b, err := net.Dial("tcp", p.backend)
+		if err != nil {
+			c.Close()
+			continue
+		}
+		p.mu.Lock()
+		if p.l != l {
+			p.mu.Unlock()
+			c.Close()
+			b.Close()
+			return
+		}
+		p.conns[c], p.conns[b] = true, true
+		p.mu.Unlock()
+		pipe := func(dst, src net.Conn) {
+			_, _ = io.Copy(dst, src)
+			dst.Close()
+			src.Close()
+		}
+		go pipe(b, c)
+		go pipe(c, b)
+	}
+}
+
+// down closes the listener and every connection.
+func (p *tcpProxy) down() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.l != nil {
+		p.l.Close()
+		p.l = nil
+	}
+	for c := range p.conns {
+		c.Close()
+	}
+	clear(p.conns)
+}
+
+// up listens again on the same address.
+func (p *tcpProxy) up() {
+	l, err := net.Listen("tcp", p.addr)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	p.mu.Lock()
+	p.l = l
+	p.mu.Unlock()
+	go p.serve(l)
 }

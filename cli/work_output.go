@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"sync"
 	"time"
 
 	"github.com/laraq/laraq/consumer"
-	"github.com/laraq/laraq/handlers"
 	"github.com/laraq/laraq/internal/artisanlog"
 	"github.com/laraq/laraq/internal/metrics"
 )
@@ -62,41 +60,27 @@ func (o *observer) event(e consumer.Event) {
 	}
 }
 
-// metricsEvent converts a consumer event; the kinds share their names.
+// metricsEvent converts a consumer event; the kinds share their names, and the
+// consumer's *handlers.Job, one per attempt, identifies the attempt.
 func metricsEvent(e consumer.Event) metrics.Event {
 	m := metrics.Event{Kind: metrics.Kind(e.Kind.String()), Queue: e.Queue, Duration: e.Runtime,
-		Count: e.Count, From: e.From, Time: e.Time}
+		Count: e.Count, From: e.From, Err: e.Err, Time: e.Time}
 	if e.Job != nil {
 		m.Class = e.Job.Name
+		m.Attempt = e.Job
 	}
 	return m
 }
 
 // jobLines prints queue:work's line per job step. Laravel 9+ prints a job released after
-// an exception as FAIL (JobReleasedAfterException) but a job its handler released as
-// DONE; the consumer reports both as EventReleased, after EventException for the first
-// and before EventProcessed for the second, so jobLines remembers which attempts threw.
+// an exception (or a timeout) as FAIL (JobReleasedAfterException) but a job its handler
+// released as DONE: the consumer says which with EventReleased's AfterException, and
+// the DONE comes with the EventProcessed that follows a handler's release.
 type jobLines struct {
 	log *slog.Logger
-
-	mu    sync.Mutex
-	threw map[*handlers.Job]attemptEnd
 }
 
-// attemptEnd is what is known of a job's attempt between its events.
-type attemptEnd struct {
-	failed  bool // EventFailed came first (the last try threw, or maxExceptions)
-	runtime time.Duration
-	at      time.Time
-}
-
-// staleAfter bounds how long an attempt is remembered: longer than the consumer retries
-// an acknowledgement, so only attempts that never produce another event are dropped.
-const staleAfter = 10 * time.Minute
-
-func newJobLines(l *slog.Logger) *jobLines {
-	return &jobLines{log: l, threw: map[*handlers.Job]attemptEnd{}}
-}
+func newJobLines(l *slog.Logger) *jobLines { return &jobLines{log: l} }
 
 func (l *jobLines) event(e consumer.Event) {
 	j := e.Job
@@ -108,48 +92,19 @@ func (l *jobLines) event(e consumer.Event) {
 	case consumer.EventProcessing:
 		artisanlog.Job(ctx, l.log, artisanlog.Starting, j.ID, j.Name, e.Queue, 0)
 	case consumer.EventProcessed:
-		l.take(j)
 		artisanlog.Job(ctx, l.log, artisanlog.Success, j.ID, j.Name, e.Queue, e.Runtime)
 	case consumer.EventFailed:
-		l.remember(j, attemptEnd{failed: true, runtime: e.Runtime, at: e.Time})
 		artisanlog.Job(ctx, l.log, artisanlog.Failed, j.ID, j.Name, e.Queue, e.Runtime)
-	case consumer.EventException, consumer.EventTimedOut:
-		if prev, ok := l.take(j); ok && prev.failed {
-			return // the exception of a job already printed as failed
-		}
-		l.remember(j, attemptEnd{runtime: e.Runtime, at: e.Time})
 	case consumer.EventReleased:
-		if prev, ok := l.take(j); ok && !prev.failed {
-			artisanlog.Job(ctx, l.log, artisanlog.Released, j.ID, j.Name, e.Queue, prev.runtime)
+		if e.AfterException {
+			artisanlog.Job(ctx, l.log, artisanlog.Released, j.ID, j.Name, e.Queue, e.Runtime)
 		}
 	}
-}
-
-func (l *jobLines) remember(j *handlers.Job, a attemptEnd) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if len(l.threw) > 256 {
-		for k, v := range l.threw {
-			if a.at.Sub(v.at) > staleAfter {
-				delete(l.threw, k)
-			}
-		}
-	}
-	l.threw[j] = a
-}
-
-func (l *jobLines) take(j *handlers.Job) (attemptEnd, bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	a, ok := l.threw[j]
-	delete(l.threw, j)
-	return a, ok
 }
 
 // startMetrics serves /metrics and /healthz on addr until ctx ends. Queue depths are read
-// from Redis at each scrape. The consumer reports no idle-loop heartbeat, so a PING every
-// healthPingInterval keeps /healthz current while no job comes; events count as
-// heartbeats too.
+// from Redis at each scrape; /healthz follows the consumer's EventLoop heartbeats, which
+// report Redis failures of the worker loop (and ping Redis while the loop waits).
 func startMetrics(ctx context.Context, addr string, c *redisConn, queues []string, log *slog.Logger) (*metrics.Metrics, error) {
 	m, err := metrics.New(metrics.Config{Sizer: c.rdb, Queues: queues})
 	if err != nil {
@@ -163,24 +118,6 @@ func startMetrics(ctx context.Context, addr string, c *redisConn, queues []strin
 	go func() {
 		if err := m.ServeListener(ctx, l); err != nil {
 			log.Error("metrics server stopped", "err", err)
-		}
-	}()
-	go func() {
-		t := time.NewTicker(healthPingInterval)
-		defer t.Stop()
-		for {
-			pctx, cancel := context.WithTimeout(ctx, healthPingInterval/2)
-			err := c.clients.Queue.Ping(pctx).Err()
-			cancel()
-			if ctx.Err() != nil {
-				return
-			}
-			m.Observe(metrics.Event{Kind: metrics.Loop, Err: err})
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
 		}
 	}()
 	return m, nil

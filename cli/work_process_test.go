@@ -113,13 +113,26 @@ type slowService struct {
 	mu      sync.Mutex
 	done    []string
 	started chan string
+	gate    chan struct{} // when set, requests are answered once it is closed
 }
 
 func newSlowService(t *testing.T, delay time.Duration) (*slowService, string) {
-	s := &slowService{started: make(chan string, 1000)}
+	return newService(t, delay, nil)
+}
+
+// newGatedService is a slowService whose answers wait until the test closes s.gate.
+func newGatedService(t *testing.T) (*slowService, string) {
+	return newService(t, 0, make(chan struct{}))
+}
+
+func newService(t *testing.T, delay time.Duration, gate chan struct{}) (*slowService, string) {
+	s := &slowService{started: make(chan string, 1000), gate: gate}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.Header.Get("X-Laraq-Job-Id")
 		s.started <- id
+		if s.gate != nil {
+			<-s.gate
+		}
 		time.Sleep(delay)
 		s.mu.Lock()
 		s.done = append(s.done, id)
@@ -239,25 +252,29 @@ func TestWorkProcess(t *testing.T) {
 		cachePrefix := "lqcache" + testenv.RandomName(3)
 		envFile := laravel8App(t, srv, prefix, cachePrefix)
 		p, _ := producer.New(client, producer.Config{Prefix: prefix})
-		svc, url := newSlowService(t, time.Second)
+		svc, url := newGatedService(t)
 		ids := dispatchN(t, p, 3)
 		// No --redis, --prefix or cache flags: all of it comes from the application's .env.
 		w := startWorker(t, bin, "--env-file", envFile, "--laravel-version", "8", "--forward", url, "--database", "null", "--sleep", "0.05")
 		first := <-svc.started
+		startedAt := time.Now()
 		php := testenv.PHPEnv{Redis: srv, Prefix: prefix, CachePrefix: cachePrefix}
 		php.Run(t, nil, "ops_cache.php", "forever", "illuminate:queue:restart", strconv.FormatInt(time.Now().Unix(), 10))
+		// The job ends after the signal was written, and after the worker's signal
+		// interval (1 s), so that a read of the signal is due when its slot frees.
+		time.Sleep(time.Until(startedAt.Add(1200 * time.Millisecond)))
+		close(svc.gate)
 		if rc := w.exitCode(t, 10*time.Second); rc != 0 {
 			t.Fatalf("exit %d\n%s", rc, w.stderr.String())
 		}
 		if !strings.Contains(w.stderr.String(), "queue restart signal received") {
 			t.Errorf("stderr:\n%s", w.stderr.String())
 		}
-		// PHP reads the signal after every job and starts no other. The consumer reads it
-		// before it waits for a free slot, so with one slot the job popped when the first
-		// one ends may still start; it finishes too.
+		// PHP reads the signal after every job and starts no other; so does the
+		// consumer, between taking the freed slot and popping.
 		got := svc.finished()
-		if len(got) == 0 || len(got) > 2 || got[0] != first || first != ids[0] {
-			t.Errorf("finished %v, want the job in flight %s (and at most one more)", got, ids[0])
+		if len(got) != 1 || got[0] != first || first != ids[0] {
+			t.Errorf("finished %v, want exactly the job in flight %s", got, ids[0])
 		}
 		ready, delayed, reserved, _ := queueState(t, client, prefix, "default")
 		if len(ready)+len(got) != len(ids) || delayed != 0 || reserved != 0 {

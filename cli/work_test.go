@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -256,9 +257,45 @@ func TestWorkRunsRegisteredHandlers(t *testing.T) {
 	if rc != 0 || fmt.Sprint(got) != "[0 1 2]" {
 		t.Errorf("rc %d, got %v", rc, got)
 	}
-	for _, bad := range [][]string{{"--backoff", "1,x"}, {"--tries", "-1"}, {"--unhandled", "drop"}, {"--block-for", "soon"}, {"--forward", "ftp://x"}} {
+	for _, bad := range [][]string{{"--backoff", "1,x"}, {"--tries", "-1"}, {"--unhandled", "drop"}, {"--block-for", "soon"}, {"--forward", "ftp://x"}, {"--unhandled-delay", "0"}} {
 		if _, _, rc := runWorkCLI(t, reg, append(base, bad...)...); rc == 0 {
 			t.Errorf("%v accepted", bad)
+		}
+	}
+}
+
+// TestWorkMaxJobsWithConcurrency: --max-jobs N takes exactly N jobs also when more
+// slots are free than jobs are left, and when slots free one by one.
+func TestWorkMaxJobsWithConcurrency(t *testing.T) {
+	r := testenv.RedisServer(t)
+	client := r.Client(t, 0)
+	for _, tc := range []struct{ maxJobs, concurrency int }{{3, 4}, {5, 2}} {
+		prefix := testenv.Prefix(t)
+		p, err := producer.New(client, producer.Config{Prefix: prefix})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := dispatchN(t, p, 10)
+		var mu sync.Mutex
+		ran := map[string]int{}
+		reg := handlers.NewRegistry()
+		handlers.Register(reg, `App\Jobs\Fwd`, func(ctx context.Context, cmd *fwdJob, job *handlers.Job) error {
+			time.Sleep(time.Duration(cmd.N%3) * 20 * time.Millisecond)
+			mu.Lock()
+			ran[job.ID]++
+			mu.Unlock()
+			return nil
+		})
+		out, errOut, rc := runWorkCLI(t, reg, "--redis", "redis://"+r.Addr+"/0", "--prefix", prefix, "--no-cache",
+			"--database", "null", "--sleep", "0.05", "--max-jobs", strconv.Itoa(tc.maxJobs), "--concurrency", strconv.Itoa(tc.concurrency))
+		want := tc.maxJobs
+		ready, delayed, reserved, _ := queueState(t, client, prefix, "default")
+		if rc != 0 || len(ran) != want || len(ready) != len(ids)-want || delayed != 0 || reserved != 0 {
+			t.Errorf("--max-jobs %d --concurrency %d: rc %d, ran %d jobs, %d ready, %d delayed, %d reserved\n%s",
+				tc.maxJobs, tc.concurrency, rc, len(ran), len(ready), delayed, reserved, errOut)
+		}
+		if n := strings.Count(out, " DONE\n"); n != want {
+			t.Errorf("%d DONE lines, want %d:\n%s", n, want, out)
 		}
 	}
 }
@@ -341,3 +378,93 @@ func ExampleRun() {
 }
 
 func sendWelcome(ctx context.Context, userID int64) error { return nil }
+
+// TestWorkLaravelVersion: the worker imitates the application's release; the
+// MaxAttemptsExceededException text changed in 10.10, and a pre-8 application is worked
+// as 8.x.
+func TestWorkLaravelVersion(t *testing.T) {
+	r := testenv.RedisServer(t)
+	client := r.Client(t, 0)
+	ctx := context.Background()
+	for _, tc := range []struct{ version, want, notWant string }{
+		{"8", "has been attempted too many times or run too long.", ""},
+		{"7", "has been attempted too many times or run too long.", ""},
+		{"11", `App\Jobs\Fwd has been attempted too many times.`, "or run too long"},
+	} {
+		prefix := testenv.Prefix(t)
+		p, err := producer.New(client, producer.Config{Prefix: prefix})
+		if err != nil {
+			t.Fatal(err)
+		}
+		dispatchN(t, p, 1)
+		// One attempt already spent: the pop makes it 2, beyond --tries 1.
+		key := prefix + "queues:default"
+		raw, err := client.LIndex(ctx, key, 0).Result()
+		if err != nil || !strings.Contains(raw, `"attempts":0`) {
+			t.Fatalf("queued payload %q: %v", raw, err)
+		}
+		client.LSet(ctx, key, 0, strings.Replace(raw, `"attempts":0`, `"attempts":1`, 1))
+		ran := 0
+		reg := handlers.NewRegistry()
+		handlers.Register(reg, `App\Jobs\Fwd`, func(ctx context.Context, cmd *fwdJob, job *handlers.Job) error { ran++; return nil })
+		db := "sqlite:" + filepath.Join(t.TempDir(), "failed.sqlite")
+		_, errOut, rc := runWorkCLI(t, reg, "--redis", "redis://"+r.Addr+"/0", "--prefix", prefix, "--no-cache",
+			"--database", db, "--tries", "1", "--stop-when-empty", "--laravel-version", tc.version)
+		if rc != 0 || ran != 0 {
+			t.Fatalf("--laravel-version %s: rc %d, ran %d\n%s", tc.version, rc, ran, errOut)
+		}
+		failedCLI := func(args ...string) string {
+			t.Helper()
+			var out, errs syncBuf
+			args = append([]string{"failed"}, append(args, "--json", "--database", db, "--laravel-version", tc.version)...)
+			if rc := Main(ctx, args, WithIO(bytes.NewReader(nil), &out, &errs)); rc != 0 {
+				t.Fatalf("%v: %d %s", args, rc, errs.String())
+			}
+			return out.String()
+		}
+		var rows []struct {
+			ID any `json:"id"`
+		}
+		if err := json.Unmarshal([]byte(failedCLI("list")), &rows); err != nil || len(rows) != 1 {
+			t.Fatalf("--laravel-version %s: rows %v: %v", tc.version, rows, err)
+		}
+		out := failedCLI("show", fmt.Sprint(rows[0].ID))
+		var shown map[string]any
+		if err := json.Unmarshal([]byte(out), &shown); err != nil {
+			t.Fatal(err)
+		}
+		exc := fmt.Sprint(shown["exception"])
+		if !strings.Contains(exc, tc.want) || (tc.notWant != "" && strings.Contains(exc, tc.notWant)) {
+			t.Errorf("--laravel-version %s: exception %q\nwant %q", tc.version, exc, tc.want)
+		}
+	}
+}
+
+// TestWorkUnhandledDelay: --unhandled release --unhandled-delay N releases a job no
+// handler takes for N seconds, its attempt counted.
+func TestWorkUnhandledDelay(t *testing.T) {
+	r := testenv.RedisServer(t)
+	client := r.Client(t, 0)
+	prefix := testenv.Prefix(t)
+	p, err := producer.New(client, producer.Config{Prefix: prefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dispatchN(t, p, 1)
+	start := time.Now()
+	_, errOut, rc := runWorkCLI(t, handlers.NewRegistry(), "--redis", "redis://"+r.Addr+"/0", "--prefix", prefix,
+		"--no-cache", "--database", "null", "--unhandled", "release", "--unhandled-delay", "30", "--once")
+	if rc != 0 {
+		t.Fatalf("rc %d\n%s", rc, errOut)
+	}
+	zs, err := client.ZRangeWithScores(context.Background(), prefix+"queues:default:delayed", 0, -1).Result()
+	if err != nil || len(zs) != 1 {
+		t.Fatalf("delayed %v: %v", zs, err)
+	}
+	if due := time.Unix(int64(zs[0].Score), 0).Sub(start); due < 29*time.Second || due > 32*time.Second {
+		t.Errorf("released for %v, want 30s", due)
+	}
+	if m := zs[0].Member.(string); !strings.Contains(m, `"attempts":1`) {
+		t.Errorf("released payload %s", m)
+	}
+}

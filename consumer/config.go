@@ -243,7 +243,6 @@ type settings struct {
 	backoffSpec    string // "0" or "1,5,10", as PHP's --backoff
 	migrationLimit int
 	unhandledDelay time.Duration
-	cacheKeysFrom  string
 }
 
 func (c Config) withDefaults() (settings, error) {

@@ -46,6 +46,10 @@ const (
 	retryMax = 5 * time.Second
 	// memoryCheckInterval throttles MemoryLimit checks.
 	memoryCheckInterval = time.Second
+	// heartbeatInterval is the longest the loop goes without an EventLoop: while it
+	// waits for a slot, sleeps or drains, it wakes this often, pings Redis when it has
+	// not called it for as long, and reports.
+	heartbeatInterval = 2 * time.Second
 )
 
 // Consumer is a Go queue worker that shares Laravel's Redis queues with PHP workers.
@@ -168,6 +172,8 @@ type run struct {
 	nextMemory  time.Time
 	paused      map[string]bool // queue:pause flags, refreshed with the signals
 	woken       bool            // the last idle wait ended with a notify token
+	redisErr    error           // the loop's last Redis call's error, for EventLoop
+	redisAt     time.Time       // when the loop last called Redis (wall clock)
 
 	mu           sync.Mutex
 	migratedAt   map[string]time.Time
@@ -208,7 +214,9 @@ func (c *Consumer) Run(ctx context.Context) error {
 	if !c.s.Cache.Disabled {
 		// The value at start is the reference; a read error leaves "unknown", and the
 		// first successful read becomes the reference instead.
-		if ts, ok, err := c.rdb.Cache().RestartTimestamp(ctx); err == nil {
+		ts, ok, err := c.rdb.Cache().RestartTimestamp(ctx)
+		r.redisCall(ctx, err)
+		if err == nil {
 			r.restart, r.restartSeen = ts, ok
 		} else {
 			c.log.Warn("reading the queue restart signal", "err", err)
@@ -220,13 +228,16 @@ func (c *Consumer) Run(ctx context.Context) error {
 	reason := c.loop(r)
 
 	// In-flight jobs finish first. After a stop condition they get all the time they
-	// need; once ctx is cancelled (now or later) they get ShutdownGrace.
+	// need; once ctx is cancelled (now or later) they get ShutdownGrace. The heartbeat
+	// goes on meanwhile: a worker draining long jobs is alive.
 	done := make(chan struct{})
 	go func() { r.wg.Wait(); close(done) }()
 	var grace <-chan time.Time
 	if ctx.Err() != nil {
 		grace = c.graceTimer()
 	}
+	beat := time.NewTicker(heartbeatInterval)
+	defer beat.Stop()
 	ctxDone := ctx.Done()
 wait:
 	for {
@@ -239,6 +250,8 @@ wait:
 			if grace == nil {
 				grace = c.graceTimer()
 			}
+		case <-beat.C:
+			c.heartbeat(r.ackCtx, r)
 		case <-grace:
 			break wait
 		}
@@ -277,32 +290,33 @@ func (c *Consumer) graceTimer() <-chan time.Time {
 func (c *Consumer) loop(r *run) error {
 	var redisFails int
 	for {
+		c.heartbeat(r.ctx, r)
 		if r.ctx.Err() != nil {
 			return nil
 		}
+		n, err := c.takeSlots(r)
+		if n == 0 {
+			return err
+		}
+		// Every stop condition is looked at between taking the slots and popping: the
+		// wait for a slot may have lasted as long as the job that freed it, and PHP
+		// checks them after each job, before it pops the next. Nothing is popped after
+		// a stop condition was seen, and nothing a paused worker would not take.
+		if r.ctx.Err() != nil {
+			c.giveBack(r, n)
+			return nil
+		}
 		if err := c.checkStop(r); err != nil {
+			c.giveBack(r, n)
 			return err
 		}
 		if c.paused.Load() {
-			c.sleep(r.ctx, c.pauseSleep())
+			c.giveBack(r, n)
+			c.wait(r, c.pauseSleep())
 			continue
 		}
-		// Wait for a free slot: nothing is popped that no slot can run at once.
-		select {
-		case <-r.ctx.Done():
-			return nil
-		case <-r.slots:
-		}
-		n := 1
-	more:
-		for n < cap(r.slots) {
-			select {
-			case <-r.slots:
-				n++
-			default:
-				break more
-			}
-		}
+		// MaxJobs counts every job popped, also those still running: never pop more
+		// than the jobs left, whatever the number of free slots.
 		if c.s.MaxJobs > 0 && n > c.s.MaxJobs-r.taken {
 			c.giveBack(r, n-(c.s.MaxJobs-r.taken))
 			n = c.s.MaxJobs - r.taken
@@ -312,10 +326,15 @@ func (c *Consumer) loop(r *run) error {
 		if err != nil {
 			redisFails++
 			c.giveBack(r, n)
+			r.redisCall(r.ctx, err)
+			c.beat(r)
 			d := backoff(redisFails)
 			c.log.Error("taking jobs from redis failed; retrying", "err", err, "retry_in", d, "failures", redisFails)
-			c.sleep(r.ctx, d)
+			c.wait(r, d)
 			continue
+		}
+		if active != "" {
+			r.redisCall(r.ctx, nil)
 		}
 		redisFails = 0
 		if got > 0 {
@@ -331,11 +350,76 @@ func (c *Consumer) loop(r *run) error {
 	}
 }
 
+// takeSlots waits for a free slot, then takes every other free one, and returns how
+// many it took: nothing is popped that no slot can run at once. While every slot is
+// busy it keeps the heartbeat going and checks the stop conditions; n == 0 means the
+// loop must stop, for reason (nil: ctx was cancelled).
+func (c *Consumer) takeSlots(r *run) (n int, reason error) {
+	select {
+	case <-r.slots:
+	default:
+		t := time.NewTicker(heartbeatInterval)
+		defer t.Stop()
+	wait:
+		for {
+			select {
+			case <-r.ctx.Done():
+				return 0, nil
+			case <-r.slots:
+				break wait
+			case <-t.C:
+				c.heartbeat(r.ctx, r)
+				if err := c.checkStop(r); err != nil {
+					return 0, err
+				}
+			}
+		}
+	}
+	n = 1
+	for n < cap(r.slots) {
+		select {
+		case <-r.slots:
+			n++
+		default:
+			return n, nil
+		}
+	}
+	return n, nil
+}
+
 // giveBack returns n unused slot tokens.
 func (c *Consumer) giveBack(r *run, n int) {
 	for range n {
 		r.slots <- struct{}{}
 	}
+}
+
+// redisCall records the outcome of a Redis call of the loop for EventLoop. An error
+// while ctx (the call's parent context) is cancelled says nothing about Redis.
+func (r *run) redisCall(ctx context.Context, err error) {
+	if ctx.Err() != nil {
+		return
+	}
+	r.redisErr = err
+	r.redisAt = time.Now()
+}
+
+// heartbeat emits EventLoop, first pinging Redis when the loop has not called it for
+// heartbeatInterval (it was waiting for a slot, sleeping or draining), so that the
+// event says whether Redis answers now.
+func (c *Consumer) heartbeat(ctx context.Context, r *run) {
+	if time.Since(r.redisAt) >= heartbeatInterval {
+		pctx, cancel := context.WithTimeout(ctx, heartbeatInterval)
+		err := c.rdb.Client().Ping(pctx).Err()
+		cancel()
+		r.redisCall(ctx, err)
+	}
+	c.beat(r)
+}
+
+// beat emits EventLoop with what the loop last learnt of Redis.
+func (c *Consumer) beat(r *run) {
+	c.emit(Event{Kind: EventLoop, Err: r.redisErr})
 }
 
 // checkStop evaluates the stop conditions PHP's stopIfNecessary checks after every
@@ -361,6 +445,7 @@ func (c *Consumer) checkStop(r *run) error {
 	r.nextSignals = now.Add(c.s.SignalInterval)
 	cache := c.rdb.Cache()
 	ts, ok, err := cache.RestartTimestamp(r.ctx)
+	r.redisCall(r.ctx, err)
 	switch {
 	case err != nil:
 		if r.ctx.Err() == nil {
@@ -373,6 +458,7 @@ func (c *Consumer) checkStop(r *run) error {
 		return ErrRestart
 	}
 	all, paused, err := cache.Paused(r.ctx, c.s.Connection, c.s.Queues)
+	r.redisCall(r.ctx, err)
 	if err != nil {
 		if r.ctx.Err() == nil {
 			c.log.Warn("reading the queue pause flags", "err", err)
@@ -487,9 +573,7 @@ func (c *Consumer) idle(r *run, active string) {
 			// Every queue is paused or left alone: look again soon.
 			d = min(c.pauseSleep(), c.s.unhandledDelay)
 		}
-		if d > 0 {
-			c.sleep(r.ctx, d)
-		}
+		c.wait(r, d)
 		return
 	}
 	wait := *c.s.BlockFor
@@ -497,8 +581,10 @@ func (c *Consumer) idle(r *run, active string) {
 		wait = rdb.BlockSlice
 	}
 	got, err := c.rdb.BlockForNotify(r.ctx, active, wait)
+	r.redisCall(r.ctx, err)
 	if err != nil && r.ctx.Err() == nil {
 		c.log.Warn("waiting for jobs failed", "queue", active, "err", err)
+		c.beat(r)
 		c.sleep(r.ctx, retryMin)
 	}
 	// A token means a job was just pushed: pop it at once, as PHP does after BLPOP,
@@ -514,17 +600,32 @@ func (c *Consumer) pauseSleep() time.Duration {
 	return time.Second
 }
 
-// sleep waits for d, ctx or a nudge.
-func (c *Consumer) sleep(ctx context.Context, d time.Duration) {
+// sleep waits for d, ctx or a nudge; it reports whether d passed.
+func (c *Consumer) sleep(ctx context.Context, d time.Duration) bool {
 	if d <= 0 {
-		return
+		return true
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
 	case <-t.C:
+		return true
 	case <-c.wake:
+	}
+	return false
+}
+
+// wait is the loop's sleep: like sleep, with a heartbeat every heartbeatInterval.
+func (c *Consumer) wait(r *run, d time.Duration) {
+	for d > 0 {
+		slice := min(d, heartbeatInterval)
+		if !c.sleep(r.ctx, slice) {
+			return
+		}
+		if d -= slice; d > 0 {
+			c.heartbeat(r.ctx, r)
+		}
 	}
 }
 

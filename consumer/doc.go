@@ -128,14 +128,21 @@
 // finish, then their contexts are cancelled. Whatever is still reserved after that
 // comes back to a worker after RetryAfter. Run also stops by itself, after in-flight
 // jobs finished, when the queue:restart signal changes (ErrRestart), and for MaxJobs,
-// MaxTime, StopWhenEmpty and MemoryLimit. Pause and Resume stop and resume taking
-// jobs; the queue:pause flags of Laravel 12.40+ are honoured per queue.
+// MaxTime, StopWhenEmpty and MemoryLimit. These conditions are looked at after a slot
+// is free and before each pop, as PHP looks at them after each job: a worker stopping
+// after N jobs never pops job N+1, whatever its concurrency, and a restart signal
+// written while a job runs (longer than SignalInterval) stops the worker before it
+// takes another. Pause and Resume stop and resume taking jobs; the queue:pause flags of
+// Laravel 12.40+ are honoured per queue.
 //
 // # Observing
 //
 // Config.OnEvent receives an Event for each step (processing, processed, failed,
 // released, exception, timed out, migrated, handed back, invalid), enough for
-// artisan-style console lines and metrics.
+// artisan-style console lines and metrics. EventReleased says whether an exception
+// caused the release (AfterException). EventLoop is the loop's heartbeat, at least every
+// few seconds, with the error of its last Redis call: a health check built on it
+// reports a Redis outage as soon as the worker meets it, and the recovery.
 //
 // # Redis connections
 //

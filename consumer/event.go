@@ -13,18 +13,26 @@ type Event struct {
 	Time       time.Time // Config.Now() when it happened
 	Connection string
 	Queue      string
-	// Job is the job concerned; nil for EventMigrated and EventInvalid, and for
-	// EventFailed of a payload that could not be parsed (see Payload).
+	// Job is the job concerned; nil for EventMigrated, EventInvalid and EventLoop, and
+	// for EventFailed of a payload that could not be parsed (see Payload). Each attempt
+	// has its own *handlers.Job, so the pointer tells the events of one attempt apart.
 	Job *handlers.Job
-	// Err is the exception (EventException, EventTimedOut) or the failure recorded in
-	// the failed store (EventFailed).
+	// Err is the exception (EventException, EventTimedOut), the failure recorded in
+	// the failed store (EventFailed), or, for EventLoop, the error of the loop's last
+	// Redis call (nil once Redis answers again).
 	Err error
 	// Delay is the release delay (EventReleased, EventHandedBack: how long the queue is
 	// left alone).
 	Delay time.Duration
 	// Runtime is how long the handler ran (EventProcessed, EventException,
-	// EventTimedOut, and EventFailed after a run).
+	// EventTimedOut, EventFailed after a run, and EventReleased after an exception).
 	Runtime time.Duration
+	// AfterException is set on EventReleased when the attempt threw or timed out and
+	// the worker released it for a retry (Laravel 9+'s JobReleasedAfterException). It
+	// is false when the handler asked for the release (handlers.Release, PHP's
+	// $this->release()), for a job without handler (ReleaseUnhandled) and for a job
+	// interrupted by a hard stop.
+	AfterException bool
 	// Count and From describe EventMigrated: Count jobs moved from the "delayed" or
 	// "reserved" set to the ready list.
 	Count int
@@ -60,6 +68,11 @@ const (
 	// EventInvalid: a payload the pop script cannot reserve was moved aside to
 	// queues:NAME:invalid (a PHP worker would have lost it).
 	EventInvalid
+	// EventLoop: the worker loop's heartbeat, emitted once per loop iteration and at
+	// least every few seconds while the loop waits (for a free slot, in a sleep, while
+	// paused, while jobs drain after a stop). Err is the error of the loop's last Redis
+	// call, nil when it answered; it stays set until Redis answers again. No Job.
+	EventLoop
 )
 
 func (k EventKind) String() string {
@@ -82,6 +95,8 @@ func (k EventKind) String() string {
 		return "handed_back"
 	case EventInvalid:
 		return "invalid"
+	case EventLoop:
+		return "loop"
 	}
 	return fmt.Sprintf("EventKind(%d)", int(k))
 }

@@ -251,7 +251,7 @@ func (ev *events) kinds() []string {
 	defer ev.mu.Unlock()
 	var out []string
 	for _, e := range ev.all {
-		if e.Kind == consumer.EventMigrated {
+		if e.Kind == consumer.EventMigrated || e.Kind == consumer.EventLoop {
 			continue
 		}
 		out = append(out, e.Kind.String())

@@ -20,16 +20,15 @@ import (
 func TestTimeouts(t *testing.T) {
 	t.Parallel()
 	type tc struct {
-		name          string
-		honour        bool // the handler returns when its context ends
-		mod           func(*payload.ObjectJob)
-		tries         int
-		releases      bool
-		wantReserved  bool
-		wantDelayed   bool
-		wantFailed    bool
-		wantExcCount  string
-		maxExceptions bool
+		name         string
+		honour       bool // the handler returns when its context ends
+		mod          func(*payload.ObjectJob)
+		tries        int
+		releases     bool
+		wantReserved bool
+		wantDelayed  bool
+		wantFailed   bool
+		wantExcCount string
 	}
 	cases := []tc{
 		{name: "stays reserved like PHP", honour: true, tries: 3, wantReserved: true},

@@ -158,7 +158,7 @@ func (c *Consumer) runHandler(r *run, jr *jobRun, h handlers.Handler) (takenOver
 	case stopping && outcome == handlers.OutcomeRetry:
 		// Interrupted by the hard stop rather than failed: make it available again at once.
 		c.log.Info("job interrupted by shutdown; released", "job", jr.job.Name, "id", jr.job.ID, "err", err)
-		c.release(r, jr, 0)
+		c.release(r, jr, 0, false, 0)
 		return false
 	}
 
@@ -181,7 +181,7 @@ func (c *Consumer) runHandler(r *run, jr *jobRun, h handlers.Handler) (takenOver
 		}
 		c.emit(Event{Kind: EventProcessed, Queue: jr.queue, Job: jr.job, Runtime: runtime})
 	case handlers.OutcomeRelease:
-		c.release(r, jr, delay)
+		c.release(r, jr, delay, false, 0)
 		c.emit(Event{Kind: EventProcessed, Queue: jr.queue, Job: jr.job, Runtime: runtime})
 	case handlers.OutcomeFail:
 		c.fail(r, jr, err, runtime)
@@ -209,7 +209,7 @@ func (c *Consumer) handleException(r *run, jr *jobRun, err error, runtime time.D
 	}
 	c.emit(Event{Kind: EventException, Queue: jr.queue, Job: jr.job, Err: err, Runtime: runtime})
 	if !jr.deleted && !jr.released && !jr.failed {
-		c.release(r, jr, c.backoff(jr))
+		c.release(r, jr, c.backoff(jr), true, runtime)
 	}
 }
 
@@ -229,7 +229,7 @@ func (c *Consumer) timedOut(r *run, jr *jobRun, timeout, runtime time.Duration) 
 	switch {
 	case jr.failed:
 	case c.s.TimeoutReleases:
-		c.release(r, jr, c.backoff(jr))
+		c.release(r, jr, c.backoff(jr), true, runtime)
 	default:
 		c.log.Warn("job timed out; it stays reserved until retry_after, as with PHP",
 			"job", jr.job.Name, "id", jr.job.ID, "timeout", timeout, "retry_after", c.s.RetryAfter)
@@ -242,7 +242,7 @@ func (c *Consumer) unhandled(r *run, jr *jobRun) {
 	switch c.s.Unhandled.Action {
 	case ReleaseUnhandled:
 		c.log.Warn("no handler for job; released", "class", class, "id", jr.job.ID, "delay", c.s.unhandledDelay)
-		c.release(r, jr, c.s.unhandledDelay)
+		c.release(r, jr, c.s.unhandledDelay, false, 0)
 	case HandBackUnhandled:
 		var back bool
 		err := c.retry(r.ackCtx, "handing a job back", func(ctx context.Context) (err error) {
@@ -452,7 +452,9 @@ func (c *Consumer) deleteReserved(r *run, jr *jobRun) {
 }
 
 // release moves the reserved copy to the delayed set, available after delay.
-func (c *Consumer) release(r *run, jr *jobRun, delay time.Duration) {
+// afterException says the attempt threw or timed out (it ran for runtime), as opposed
+// to a release the handler asked for, of a job without handler, or at a hard stop.
+func (c *Consumer) release(r *run, jr *jobRun, delay time.Duration, afterException bool, runtime time.Duration) {
 	jr.released = true
 	availableAt := c.s.Now().Unix() + ceilSeconds(delay)
 	var released bool
@@ -469,7 +471,8 @@ func (c *Consumer) release(r *run, jr *jobRun, delay time.Duration) {
 			"queue", jr.queue, "id", c.jobID(jr))
 		return
 	}
-	c.emit(Event{Kind: EventReleased, Queue: jr.queue, Job: jr.job, Delay: time.Duration(ceilSeconds(delay)) * time.Second})
+	c.emit(Event{Kind: EventReleased, Queue: jr.queue, Job: jr.job, Delay: time.Duration(ceilSeconds(delay)) * time.Second,
+		AfterException: afterException, Runtime: runtime})
 }
 
 // fail is Job::fail: delete the reserved copy, then record the payload as popped in the

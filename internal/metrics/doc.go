@@ -3,7 +3,8 @@
 //
 // The worker feeds it Events, one per thing it did; each names its Kind (the consumer's
 // event names: processing, processed, failed, released, exception, timed_out, migrated,
-// handed_back, invalid) plus a Loop heartbeat per worker-loop iteration. From them come:
+// handed_back, invalid) plus a Loop heartbeat per worker-loop iteration (and every few
+// seconds while the loop waits). From them come:
 //
 //	laraq_jobs_processed_total{queue,class}      handler returned without error
 //	laraq_jobs_failed_total{queue,class}         failed and written to the failed store
@@ -26,7 +27,14 @@
 //	laraq_queue_jobs{queue,state="ready|delayed|reserved"}
 //	laraq_queue_depth_up                         0 when that read failed
 //
-// /healthz answers 200 with a short JSON body when the worker loop's last heartbeat and
-// Redis' last answer are both within Config.HealthMaxAge, else 503 with the reason, for
-// container liveness probes.
+// laraq_jobs_running follows attempts (Event.Attempt), not event kinds: each Processing
+// is matched by exactly one decrement, at the first event that ends its attempt, however
+// it ends, and an event of an attempt never marked Processing changes nothing.
+//
+// /healthz answers 200 with a short JSON body when the worker loop's last heartbeat is
+// within Config.HealthMaxAge and Redis answers: the last heartbeat carried no error and
+// one without error came within Config.HealthMaxAge. Otherwise it answers 503 with the
+// reason ("redis unreachable: dial tcp …: connection refused" as soon as a heartbeat
+// reports the error, until one reports none), for container liveness and readiness
+// probes.
 package metrics

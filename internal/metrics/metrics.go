@@ -3,6 +3,7 @@ package metrics
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"time"
 
@@ -33,8 +34,9 @@ const (
 	Migrated   Kind = "migrated"    // Count jobs moved From "delayed" or "reserved" to ready
 	HandedBack Kind = "handed_back" // a job without handler was given back to its queue
 	Invalid    Kind = "invalid"     // a payload was moved aside to queues:NAME:invalid
-	// Loop is the worker loop's heartbeat: one per iteration (after each pop or wait),
-	// with Err set when Redis did not answer. It feeds /healthz.
+	// Loop is the worker loop's heartbeat: one per iteration and at least every few
+	// seconds while it waits, with Err set while Redis does not answer. It alone feeds
+	// /healthz.
 	Loop Kind = "loop"
 )
 
@@ -45,13 +47,19 @@ type Event struct {
 	// (displayName, e.g. App\Jobs\SendWelcome); "" where there is no job.
 	Queue string
 	Class string
+	// Attempt identifies the attempt a job event belongs to: every event of one attempt
+	// carries the same comparable value, and no other attempt's (the consumer's
+	// *handlers.Job is one per attempt). laraq_jobs_running counts the attempts whose
+	// Processing came and whose end (the first of Processed, Failed, Released,
+	// Exception, TimedOut) did not; events without Attempt leave it alone.
+	Attempt any
 	// Duration is how long the handler ran: observed for Processed, Exception and TimedOut
 	// (each attempt ends with exactly one of them).
 	Duration time.Duration
 	// Count and From describe Migrated.
 	Count int
 	From  string
-	// Err is set on a Loop event whose Redis call failed.
+	// Err is set on a Loop event while Redis does not answer.
 	Err error
 	// Time is when it happened. Default: Config.Now().
 	Time time.Time
@@ -102,6 +110,7 @@ type Metrics struct {
 	lastLoop  time.Time
 	lastRedis time.Time
 	lastErr   error
+	attempts  map[any]string // attempts running now -> their queue label
 }
 
 // New returns Metrics with every metric registered in a new registry.
@@ -134,6 +143,7 @@ func New(cfg Config) (*Metrics, error) {
 	m := &Metrics{
 		cfg:        cfg,
 		registry:   prometheus.NewRegistry(),
+		attempts:   map[any]string{},
 		processed:  counter("jobs_processed_total", "Jobs whose handler returned without error.", job),
 		failed:     counter("jobs_failed_total", "Jobs failed and written to the failed-job store.", job),
 		released:   counter("jobs_released_total", "Jobs released back to the queue for another attempt.", job),
@@ -187,14 +197,11 @@ func (m *Metrics) Observe(e Event) {
 	if e.Time.IsZero() {
 		e.Time = m.cfg.Now()
 	}
+	m.track(e)
 	job := prometheus.Labels{"queue": e.Queue, "class": e.Class}
 	secs := e.Duration.Seconds()
-	redisAnswered := true
 	switch e.Kind {
-	case Processing:
-		m.running.WithLabelValues(e.Queue).Inc()
 	case Processed:
-		m.running.WithLabelValues(e.Queue).Dec()
 		m.processed.With(job).Inc()
 		m.duration.WithLabelValues(e.Queue, e.Class, "processed").Observe(secs)
 	case Failed:
@@ -203,8 +210,6 @@ func (m *Metrics) Observe(e Event) {
 	case Released:
 		m.released.With(job).Inc()
 	case Exception, TimedOut:
-		// The attempt is over: the job is released or failed next, which is counted then.
-		m.running.WithLabelValues(e.Queue).Dec()
 		if e.Kind == TimedOut {
 			m.timedOut.With(job).Inc()
 		} else {
@@ -218,19 +223,48 @@ func (m *Metrics) Observe(e Event) {
 	case Invalid:
 		m.invalid.WithLabelValues(e.Queue).Inc()
 	case Loop:
-		redisAnswered = e.Err == nil
-	}
-	m.mu.Lock()
-	if e.Time.After(m.lastLoop) {
-		m.lastLoop = e.Time
-	}
-	if redisAnswered && e.Time.After(m.lastRedis) {
-		m.lastRedis = e.Time
-	}
-	if e.Kind == Loop {
+		m.mu.Lock()
+		if e.Time.After(m.lastLoop) {
+			m.lastLoop = e.Time
+		}
+		if e.Err == nil && e.Time.After(m.lastRedis) {
+			m.lastRedis = e.Time
+		}
 		m.lastErr = e.Err
+		m.mu.Unlock()
 	}
-	m.mu.Unlock()
+}
+
+// track keeps laraq_jobs_running: +1 at an attempt's Processing, -1 at the first event
+// that ends it, whichever it is. An attempt can end in several ways and send several of
+// them (Released then Processed after a handler's release; Failed then Exception on a
+// last try; Failed alone for a job without handler or an undecodable command; Released
+// alone at a hard stop), so the attempts running are remembered rather than guessed from
+// the kind of event.
+func (m *Metrics) track(e Event) {
+	if e.Attempt == nil {
+		return
+	}
+	switch e.Kind {
+	case Processing:
+		m.mu.Lock()
+		_, dup := m.attempts[e.Attempt]
+		if !dup {
+			m.attempts[e.Attempt] = e.Queue
+		}
+		m.mu.Unlock()
+		if !dup {
+			m.running.WithLabelValues(e.Queue).Inc()
+		}
+	case Processed, Failed, Released, Exception, TimedOut, HandedBack:
+		m.mu.Lock()
+		queue, ok := m.attempts[e.Attempt]
+		delete(m.attempts, e.Attempt)
+		m.mu.Unlock()
+		if ok {
+			m.running.WithLabelValues(queue).Dec()
+		}
+	}
 }
 
 // Health is what /healthz reports.
@@ -243,8 +277,12 @@ type Health struct {
 	Reason   string  `json:"reason,omitempty"`
 }
 
-// Health reports whether the worker loop is alive and Redis answered within
-// Config.HealthMaxAge.
+// maxReasonError bounds the Redis error quoted in Health.Reason.
+const maxReasonError = 160
+
+// Health reports whether the worker loop is alive (a Loop heartbeat within
+// Config.HealthMaxAge) and Redis answers: the last heartbeat carried no error, and one
+// without error came within Config.HealthMaxAge.
 func (m *Metrics) Health() Health {
 	now := m.cfg.Now()
 	m.mu.Lock()
@@ -263,13 +301,21 @@ func (m *Metrics) Health() Health {
 		h.Reason = "worker loop has not started"
 	case now.Sub(loop) > max:
 		h.Reason = "worker loop stalled"
+	case lastErr != nil:
+		h.Reason = "redis unreachable: " + shortError(lastErr)
 	case redisAt.IsZero() || now.Sub(redisAt) > max:
 		h.Reason = "redis has not answered recently"
-		if lastErr != nil {
-			h.Reason += ": " + lastErr.Error()
-		}
 	default:
 		h.Healthy = true
 	}
 	return h
+}
+
+// shortError is the first line of err's text, at most maxReasonError bytes.
+func shortError(err error) string {
+	s, _, _ := strings.Cut(err.Error(), "\n")
+	if len(s) > maxReasonError {
+		s = strings.ToValidUTF8(s[:maxReasonError], "") + "…"
+	}
+	return s
 }

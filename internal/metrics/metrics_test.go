@@ -37,14 +37,15 @@ func TestObserveCounters(t *testing.T) {
 		t.Fatal(err)
 	}
 	const cls = `App\Jobs\SendWelcome`
-	m.Observe(Event{Kind: Processing, Queue: "default", Class: cls})
-	m.Observe(Event{Kind: Processed, Queue: "default", Class: cls, Duration: 120 * time.Millisecond})
-	m.Observe(Event{Kind: Processing, Queue: "default", Class: cls})
-	m.Observe(Event{Kind: Exception, Queue: "default", Class: cls, Duration: 2 * time.Second})
-	m.Observe(Event{Kind: Released, Queue: "default", Class: cls})
-	m.Observe(Event{Kind: Processing, Queue: "default", Class: cls})
-	m.Observe(Event{Kind: TimedOut, Queue: "default", Class: cls, Duration: time.Minute})
-	m.Observe(Event{Kind: Failed, Queue: "default", Class: cls})
+	a1, a2, a3 := new(int), new(int), new(int)
+	m.Observe(Event{Kind: Processing, Queue: "default", Class: cls, Attempt: a1})
+	m.Observe(Event{Kind: Processed, Queue: "default", Class: cls, Attempt: a1, Duration: 120 * time.Millisecond})
+	m.Observe(Event{Kind: Processing, Queue: "default", Class: cls, Attempt: a2})
+	m.Observe(Event{Kind: Exception, Queue: "default", Class: cls, Attempt: a2, Duration: 2 * time.Second})
+	m.Observe(Event{Kind: Released, Queue: "default", Class: cls, Attempt: a2})
+	m.Observe(Event{Kind: Processing, Queue: "default", Class: cls, Attempt: a3})
+	m.Observe(Event{Kind: TimedOut, Queue: "default", Class: cls, Attempt: a3, Duration: time.Minute})
+	m.Observe(Event{Kind: Failed, Queue: "default", Class: cls, Attempt: a3})
 	m.Observe(Event{Kind: Migrated, Queue: "default", From: "reserved", Count: 3})
 	m.Observe(Event{Kind: Migrated, Queue: "default", From: "delayed", Count: 2})
 	m.Observe(Event{Kind: Invalid, Queue: "emails"})
@@ -196,6 +197,109 @@ func TestQueueDepthTimeout(t *testing.T) {
 	}
 }
 
+// TestRunningGauge plays every event sequence the consumer sends for one attempt (see
+// consumer/process.go) and checks that laraq_jobs_running is back to 0 after each, and
+// that it counted the attempt while it ran.
+func TestRunningGauge(t *testing.T) {
+	const (
+		P  = Processing
+		D  = Processed
+		F  = Failed
+		R  = Released
+		X  = Exception
+		TO = TimedOut
+		H  = HandedBack
+	)
+	for _, c := range []struct {
+		name    string
+		events  []Kind
+		tracked bool // the sequence starts with Processing
+	}{
+		{"processed", []Kind{P, D}, true},
+		{"deleted by the handler", []Kind{P, D}, true},
+		{"released by the handler", []Kind{P, R, D}, true},
+		{"failed by the handler (Fail returns normally)", []Kind{P, F, D}, true},
+		{"command cannot be decoded", []Kind{P, F}, true},
+		{"no handler, failed by the policy", []Kind{P, F}, true},
+		{"max attempts exceeded before running", []Kind{P, F, X}, true},
+		{"exception, released", []Kind{P, X, R}, true},
+		{"exception on the last try", []Kind{P, F, X}, true},
+		{"panic, released", []Kind{P, X, R}, true},
+		{"chain dispatch failed after a Release", []Kind{P, R, X}, true},
+		{"timeout, left reserved", []Kind{P, TO}, true},
+		{"timeout, failed", []Kind{P, TO, F}, true},
+		{"timeout, released", []Kind{P, TO, R}, true},
+		{"interrupted by a hard stop, released", []Kind{P, R}, true},
+		{"no handler, released by the policy", []Kind{R}, false},
+		{"no handler, handed back", []Kind{H}, false},
+		{"payload unreadable before any Processing", []Kind{F}, false},
+		{"ends only", []Kind{D, X, TO, F, R}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m, err := New(Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			running := func() float64 {
+				return gather(t, m.Registry())[`laraq_jobs_running{queue="q"}`]
+			}
+			// Another attempt runs throughout: the sequence must not end it.
+			other := new(int)
+			m.Observe(Event{Kind: Processing, Queue: "q", Class: "C", Attempt: other})
+			attempt := new(int)
+			for i, k := range c.events {
+				m.Observe(Event{Kind: k, Queue: "q", Class: "C", Attempt: attempt})
+				want := 1.0
+				if i == 0 && c.tracked {
+					want = 2
+				}
+				if got := running(); got != want {
+					t.Fatalf("after %v: running %v, want %v", c.events[:i+1], got, want)
+				}
+			}
+			m.Observe(Event{Kind: Processed, Queue: "q", Class: "C", Attempt: other})
+			if got := running(); got != 0 {
+				t.Errorf("running %v after every attempt ended, want 0", got)
+			}
+			// Events of the finished attempt that come late change nothing.
+			m.Observe(Event{Kind: Processed, Queue: "q", Class: "C", Attempt: attempt})
+			if got := running(); got != 0 {
+				t.Errorf("running %v after a late event, want 0", got)
+			}
+		})
+	}
+}
+
+// TestRunningGaugeConcurrent ends many attempts from many goroutines, each with two
+// ending events, as a worker with a high concurrency does.
+func TestRunningGaugeConcurrent(t *testing.T) {
+	m, _ := New(Config{})
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 500 {
+				a := new(int)
+				q := fmt.Sprint("q", g%2)
+				m.Observe(Event{Kind: Processing, Queue: q, Attempt: a})
+				if i%2 == 0 {
+					m.Observe(Event{Kind: Released, Queue: q, Attempt: a})
+				} else {
+					m.Observe(Event{Kind: Failed, Queue: q, Attempt: a})
+				}
+				m.Observe(Event{Kind: Processed, Queue: q, Attempt: a})
+			}
+		})
+	}
+	wg.Wait()
+	v := gather(t, m.Registry())
+	if v[`laraq_jobs_running{queue="q0"}`] != 0 || v[`laraq_jobs_running{queue="q1"}`] != 0 {
+		t.Errorf("running %v / %v, want 0", v[`laraq_jobs_running{queue="q0"}`], v[`laraq_jobs_running{queue="q1"}`])
+	}
+	if got := v[`laraq_jobs_processed_total{class="",queue="q0"}`]; got != 2000 {
+		t.Errorf("processed %v, want 2000", got)
+	}
+}
+
 func TestHealthz(t *testing.T) {
 	clk := &clock{t: time.Unix(1_800_000_000, 0)}
 	m, _ := New(Config{Now: clk.Now, HealthMaxAge: 30 * time.Second})
@@ -211,18 +315,29 @@ func TestHealthz(t *testing.T) {
 		}
 	}
 	check(503, "has not started")
+	m.Observe(Event{Kind: Processed, Queue: "q", Class: "C"}) // only the loop's heartbeat counts
+	check(503, "has not started")
 	m.Observe(Event{Kind: Loop})
 	check(200, "")
 	clk.Add(20 * time.Second)
-	m.Observe(Event{Kind: Loop, Err: errors.New("dial tcp: connection refused")})
-	check(200, "") // Redis answered 20s ago: still within 30s
-	clk.Add(15 * time.Second)
-	m.Observe(Event{Kind: Loop, Err: errors.New("dial tcp: connection refused")})
-	check(503, "redis has not answered recently: dial tcp: connection refused")
-	m.Observe(Event{Kind: Processed, Queue: "q", Class: "C"}) // a finished job means Redis answered
+	// Unhealthy from the first heartbeat that says Redis failed, not once an age passed.
+	m.Observe(Event{Kind: Loop, Err: errors.New("dial tcp 127.0.0.1:1: connect: connection refused")})
+	check(503, "redis unreachable: dial tcp 127.0.0.1:1: connect: connection refused")
+	m.Observe(Event{Kind: Processed, Queue: "q", Class: "C"}) // a job event says nothing of Redis
+	check(503, "redis unreachable")
+	m.Observe(Event{Kind: Loop})
 	check(200, "")
 	clk.Add(31 * time.Second)
 	check(503, "worker loop stalled")
+	m.Observe(Event{Kind: Loop})
+	check(200, "")
+	long := errors.New(strings.Repeat("x", 500) + "\nsecond line")
+	m.Observe(Event{Kind: Loop, Err: long})
+	var got Health
+	_ = json.Unmarshal([]byte(get(t, h, "/healthz", 503)), &got)
+	if len(got.Reason) > 200 || strings.Contains(got.Reason, "second line") {
+		t.Errorf("reason not shortened: %q", got.Reason)
+	}
 }
 
 func TestServe(t *testing.T) {

@@ -16,7 +16,7 @@ const ShutdownTimeout = 5 * time.Second
 
 // Handler serves /metrics (Prometheus text format; queue depths are read from Redis
 // first, under the request's context) and /healthz (200 with {"healthy": true, …} when
-// the worker loop is alive and Redis answered recently, else 503).
+// the worker loop is alive and Redis answers, else 503 with the reason; see Health).
 func (m *Metrics) Handler() http.Handler {
 	mux := http.NewServeMux()
 	prom := promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{Registry: m.registry})
