@@ -1,8 +1,9 @@
 # laraq's tasks. `make help` lists them.
 #
 # The tests run against real peers (redis-server, PHP with Laravel 8's components,
-# MariaDB, PostgreSQL; scripts/install-peers.sh installs them). With CI=true a missing
-# peer fails its tests; otherwise those tests are skipped.
+# MariaDB, PostgreSQL; scripts/install-peers.sh installs them). `make test` sets CI=true
+# unless CI is already set, so a missing peer fails its tests instead of skipping them;
+# `make test-short` (or CI=false) skips them.
 
 GO          ?= go
 # 15 s per target keeps `make test` (21 targets) under 12 minutes on 2 cores from a cold
@@ -25,8 +26,8 @@ help: ## list the targets
 
 test: test-go fuzz ## the full suite: go test ./... with every peer, then each fuzz target for FUZZTIME (15s)
 
-test-go: ## go test ./... (CI-friendly: no cache, timeout) plus the embedded payload package
-	$(GO) test $(TESTFLAGS) ./... $(EXTRA_PKGS)
+test-go: ## go test ./... (CI=true unless set: a missing peer fails; no cache, timeout)
+	CI=$${CI:-true} $(GO) test $(TESTFLAGS) ./... $(EXTRA_PKGS)
 
 test-short: ## go test -short ./... without fuzzing; tests whose peer is missing are skipped (CI unset)
 	env -u CI $(GO) test -short $(TESTFLAGS) ./... $(EXTRA_PKGS)

@@ -16,8 +16,13 @@
 // `work` runs a worker like `php artisan queue:work`: queue:work's lines per job
 // (--log-format artisan, artisan8, json or text), Prometheus metrics and /healthz
 // (--metrics-addr), failed jobs in the application's failed_jobs table (or a local
-// SQLite file). `demo` runs recorded Laravel jobs through example handlers on an
-// in-memory Redis.
+// SQLite file). Jobs no handler takes follow --unhandled: fail, release, or hand-back to
+// the PHP workers on the same queue. `laraq work --forward URL` runs no Go handler at all:
+// it POSTs each job as JSON to an HTTP service, whose answer decides the outcome (2xx
+// done, Retry-After released for that many seconds, anything else an exception retried
+// by Laravel's rules), so that a job class can move to a service written in any
+// language. `demo` runs recorded Laravel jobs through example handlers on an in-memory
+// Redis.
 //
 // Signals are handled here and only here: SIGTERM and SIGINT stop a worker gracefully
 // (a second one ends the process at once), SIGUSR2 pauses it and SIGCONT resumes it, as
