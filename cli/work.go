@@ -16,6 +16,7 @@ import (
 	"github.com/laraq/laraq/consumer"
 	"github.com/laraq/laraq/handlers"
 	"github.com/laraq/laraq/internal/artisanlog"
+	"github.com/laraq/laraq/internal/rdb"
 	"github.com/laraq/laraq/producer"
 )
 
@@ -60,7 +61,10 @@ finish (a second signal exits at once). SIGUSR2 pauses, SIGCONT resumes.
 'php artisan queue:restart' (or 'laraq restart') makes the worker finish its jobs and
 exit 0, as do --max-jobs, --max-time, --stop-when-empty and --once; over --memory it
 exits 12, as queue:work does. 'php artisan queue:pause' (Laravel 12.40+, or 'laraq
-pause') pauses one queue.
+pause') pauses one queue. When the Laravel version is not named (--laravel-version,
+LARAQ_LARAVEL_VERSION or the framework under --laravel-root) but guessed from the .env
+keys or defaulted, these signals are read under every version's cache key scheme, so
+that a wrong guess does not hide them (--log-level debug lists the keys).
 
 --forward URL: each job is POSTed as JSON with the headers Content-Type:
 application/json, X-Laraq-Job-Id, X-Laraq-Job-Uuid, X-Laraq-Attempt, X-Laraq-Queue and
@@ -201,6 +205,9 @@ func runWork(ctx context.Context, app *App, args []string) int {
 		Prefix:      appCfg.CachePrefix,
 		Separator:   appCfg.CacheSeparator,
 	}
+	if !w.noCache {
+		cfg.Cache.AlsoWatch = watchSchemes(appCfg, connection, cfg.Queues, logger)
+	}
 
 	store, dsn, local, err := af.openFailed(ctx, app, appCfg, logger)
 	if err != nil {
@@ -263,6 +270,32 @@ func runWork(ctx context.Context, app *App, args []string) int {
 	default:
 		return app.errorf("%v", err)
 	}
+}
+
+// watchSchemes returns the other versions' cache key schemes when the Laravel version
+// was only guessed or defaulted: the restart and pause signals are read under all of
+// them, since `php artisan queue:restart` of the real version writes only its own key.
+func watchSchemes(appCfg *config.Config, connection string, queues []string, logger *slog.Logger) []consumer.CacheScheme {
+	alts := appCfg.AlternativeCacheKeys()
+	var schemes []consumer.CacheScheme
+	var restart, pause []string
+	for i, k := range append([]rdb.CacheKeys{appCfg.CacheKeys()}, alts...) {
+		if i > 0 {
+			schemes = append(schemes, consumer.CacheScheme{RedisPrefix: new(k.RedisPrefix), Prefix: k.Prefix, Separator: k.Separator})
+		}
+		restart = append(restart, k.Restart())
+		pause = append(pause, k.PausedAll())
+		for _, q := range queues {
+			pause = append(pause, k.Paused(connection, q))
+		}
+	}
+	if len(alts) > 0 {
+		logger.Debug("the Laravel version is not named: watching the restart and pause keys of every version's cache key scheme",
+			"version", appCfg.LaravelVersion, "from", appCfg.Origins["LaravelVersion"], "restart_keys", restart, "pause_keys", pause)
+	} else {
+		logger.Debug("watching the restart and pause keys", "restart_keys", restart, "pause_keys", pause)
+	}
+	return schemes
 }
 
 // config turns the flags into a consumer.Config (without Redis, store and registry).

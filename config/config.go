@@ -405,6 +405,71 @@ func (c *Config) CacheKeys() rdb.CacheKeys {
 	return rdb.CacheKeys{RedisPrefix: c.Prefix, Prefix: c.CachePrefix, Separator: c.CacheSeparator}
 }
 
+// VersionGuessed says whether LaravelVersion was only guessed from the .env keys or
+// defaulted, rather than named (Sources, LARAQ_LARAVEL_VERSION, the framework under
+// LaravelRoot).
+func (c *Config) VersionGuessed() bool {
+	o := c.Origins["LaravelVersion"]
+	return o == "default" || strings.HasPrefix(o, VersionInferred)
+}
+
+// AlternativeCacheKeys returns the cache key schemes of the other Laravel versions, under
+// which a worker should also read the queue:restart and queue:pause signals when the
+// version is only guessed (VersionGuessed): with a wrong guess it would otherwise never
+// see `php artisan queue:restart`. It is nil when the version was named. The schemes
+// are those of the table in the package documentation, for the same APP_NAME:
+//
+//	Slug(APP_NAME, "_")+"_cache" with ":"   (≤8.x)
+//	Slug(APP_NAME, "_")+"_cache_" with ":"  (9.x–10.x)
+//	Slug(APP_NAME, "_")+"_cache_"           (11.x)
+//	Slug(APP_NAME, "-")+"-cache-"           (12.x), under the connection prefix
+//	                                        Slug(APP_NAME, "-")+"-database-"
+//
+// A setting the application states is kept in every scheme: a CACHE_PREFIX (or the
+// application's config/cache.php) leaves only the separator to vary; a connection
+// prefix that was not derived from APP_NAME (REDIS_PREFIX, a flag, config/database.php,
+// or the empty prefix of no application) is kept for all schemes; LARAQ_CACHE_SEPARATOR
+// fixes the separator. The result holds no duplicates and not CacheKeys itself.
+func (c *Config) AlternativeCacheKeys() []rdb.CacheKeys {
+	if !c.VersionGuessed() {
+		return nil
+	}
+	under, hyphen := Slug(c.AppName, "_"), Slug(c.AppName, "-")
+	underConn, hyphenConn := c.Prefix, c.Prefix
+	if c.Origins["Prefix"] == "default" {
+		underConn, hyphenConn = under+"_database_", hyphen+"-database-"
+	}
+	var schemes []rdb.CacheKeys
+	if c.Origins["CachePrefix"] == "default" {
+		schemes = []rdb.CacheKeys{
+			{RedisPrefix: underConn, Prefix: under + "_cache", Separator: true},
+			{RedisPrefix: underConn, Prefix: under + "_cache_", Separator: true},
+			{RedisPrefix: underConn, Prefix: under + "_cache_"},
+			{RedisPrefix: hyphenConn, Prefix: hyphen + "-cache-"},
+		}
+	} else {
+		schemes = []rdb.CacheKeys{
+			{RedisPrefix: underConn, Prefix: c.CachePrefix, Separator: true},
+			{RedisPrefix: underConn, Prefix: c.CachePrefix},
+			{RedisPrefix: hyphenConn, Prefix: c.CachePrefix},
+		}
+	}
+	if c.Origins["CacheSeparator"] != "Laravel version" {
+		for i := range schemes {
+			schemes[i].Separator = c.CacheSeparator
+		}
+	}
+	seen := map[string]bool{c.CacheKeys().Restart(): true}
+	var out []rdb.CacheKeys
+	for _, k := range schemes {
+		if r := k.Restart(); !seen[r] {
+			seen[r] = true
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
 // FailedOptions returns the failed.Options matching the application's failed-job
 // provider (driver, table, timezone). Use it with FailedDatabase:
 //

@@ -42,6 +42,11 @@
 // APP_MAINTENANCE_DRIVER give 11. Config.Origins["LaravelVersion"] then reads
 // "inferred from .env keys CACHE_DRIVER, FILESYSTEM_DRIVER, MIX_PUSHER_APP_KEY". Without
 // any of these, DefaultLaravelVersion (11) applies. An explicit version always wins.
+// A guess can be wrong, and then the worker would never see `php artisan queue:restart`;
+// Config.AlternativeCacheKeys therefore lists the other versions' schemes of the table
+// above, under which `laraq work` reads the restart and pause signals too (keeping
+// whatever the application states: CACHE_PREFIX, REDIS_PREFIX). With a named version
+// there are none.
 //
 // # Precedence
 //

@@ -101,6 +101,24 @@ type CacheConfig struct {
 	Prefix string
 	// Separator puts ":" after Prefix, as RedisStore does up to Laravel 10. Default false.
 	Separator bool
+	// AlsoWatch are further key schemes under which the restart signal and the pause
+	// flags are read (never written), for an application whose Laravel version is only
+	// guessed: the worker then stops on a `queue:restart` written under any of them (the
+	// greatest timestamp counts) and a queue is paused when it is paused under any.
+	// Default none.
+	AlsoWatch []CacheScheme
+}
+
+// CacheScheme is one way of naming the cache keys: connection prefix, store prefix and
+// whether ":" follows it (the versions' schemes are listed in package config).
+type CacheScheme struct {
+	// RedisPrefix is the cache connection's Redis prefix under this scheme. Default nil:
+	// the same as CacheConfig's.
+	RedisPrefix *string
+	// Prefix is the cache store prefix. Default "".
+	Prefix string
+	// Separator puts ":" after Prefix (Laravel ≤10). Default false.
+	Separator bool
 }
 
 // Config configures a Consumer. The zero value (plus a Registry) works like

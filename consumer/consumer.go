@@ -102,6 +102,13 @@ func New(client redis.UniversalClient, cfg Config) (*Consumer, error) {
 			Client: s.Cache.Client,
 			Keys:   rdb.CacheKeys{RedisPrefix: redisPrefix, Prefix: s.Cache.Prefix, Separator: s.Cache.Separator},
 		}
+		for _, a := range s.Cache.AlsoWatch {
+			k := rdb.CacheKeys{RedisPrefix: redisPrefix, Prefix: a.Prefix, Separator: a.Separator}
+			if a.RedisPrefix != nil {
+				k.RedisPrefix = *a.RedisPrefix
+			}
+			opts.Cache.AlsoWatch = append(opts.Cache.AlsoWatch, k)
+		}
 	}
 	r, err := rdb.New(client, opts)
 	if err != nil {

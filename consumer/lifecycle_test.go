@@ -12,6 +12,7 @@ import (
 
 	"github.com/laraq/laraq/consumer"
 	"github.com/laraq/laraq/handlers"
+	"github.com/laraq/laraq/internal/rdb"
 	"github.com/laraq/laraq/internal/testenv"
 	"github.com/laraq/laraq/payload"
 	"github.com/redis/go-redis/v9"
@@ -497,5 +498,45 @@ func TestConfigErrors(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "redis pool smaller than the worker needs") || !strings.Contains(logs.String(), "needed=10") {
 		t.Errorf("no pool warning: %s", logs.String())
+	}
+}
+
+// TestRestartSignalOfAlternativeScheme: with Cache.AlsoWatch the worker stops on a restart
+// written under any watched scheme; a scheme without RedisPrefix takes the primary's.
+func TestRestartSignalOfAlternativeScheme(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	hyphen := e.prefix + "h-"
+	l8 := rdb.CacheKeys{RedisPrefix: e.prefix, Prefix: "app_cache", Separator: true}
+	l12 := rdb.CacheKeys{RedisPrefix: hyphen, Prefix: "app-cache-"}
+	cfg := e.config(handlers.NewRegistry())
+	cfg.SignalInterval = 10 * time.Millisecond
+	cfg.Cache = consumer.CacheConfig{Prefix: "app_cache_", AlsoWatch: []consumer.CacheScheme{
+		{Prefix: "app_cache", Separator: true},
+		{RedisPrefix: &hyphen, Prefix: "app-cache-"},
+	}}
+	for i, k := range []rdb.CacheKeys{l8, l12} {
+		stop, done := e.run(e.consumer(cfg))
+		time.Sleep(50 * time.Millisecond) // the reference is read at start
+		select {
+		case <-done:
+			t.Fatalf("Run returned %v before the signal", stop())
+		default:
+		}
+		// The second run starts with the first key set: a later time raises the maximum.
+		if err := e.client.Set(e.ctx, k.Restart(), 1_700_000_001+i, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-done:
+			if err := stop(); !errors.Is(err, consumer.ErrRestart) {
+				t.Fatalf("%s: Run = %v", k.Restart(), err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("no restart on %s", k.Restart())
+		}
+	}
+	if k := e.keys(); fmt.Sprint(k) != "[app_cache:illuminate:queue:restart h-app-cache-illuminate:queue:restart]" {
+		t.Errorf("keys %v", k)
 	}
 }

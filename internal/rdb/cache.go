@@ -23,39 +23,92 @@ const pausedValue = "b:1;"
 // RedisStore does (the commands in each method's comment are the exact ones PHP sends).
 // Laravel's default cache store is file (8.x) or database (11.x+); PHP workers only see
 // these signals when the app uses the Redis cache store on the same server.
+//
+// Besides its key scheme a Cache may watch alternative schemes: the restart and pause
+// signals are then read under every scheme, so that a signal written by `php artisan` of
+// a Laravel version other than the assumed one is still seen. Writes (SignalRestart,
+// Pause, Resume, the maxExceptions counter) always use the primary scheme.
 type Cache struct {
 	client redis.UniversalClient
 	keys   CacheKeys
+	// watched is keys followed by the distinct alternative schemes.
+	watched []CacheKeys
 }
 
 // NewCache returns a Cache on client (the cache store's Redis connection, owned by the
-// caller) with the given key prefixes.
-func NewCache(client redis.UniversalClient, keys CacheKeys) (*Cache, error) {
+// caller) with the given key prefixes. alsoWatch are alternative schemes whose restart
+// and pause signals are read too (never written); a scheme whose restart key equals that
+// of keys or of an earlier scheme is dropped.
+func NewCache(client redis.UniversalClient, keys CacheKeys, alsoWatch ...CacheKeys) (*Cache, error) {
 	if client == nil {
 		return nil, errors.New("rdb: nil cache redis client")
 	}
-	return &Cache{client: client, keys: keys}, nil
+	watched := []CacheKeys{keys}
+	seen := map[string]bool{keys.Restart(): true}
+	for _, k := range alsoWatch {
+		if r := k.Restart(); !seen[r] {
+			seen[r] = true
+			watched = append(watched, k)
+		}
+	}
+	return &Cache{client: client, keys: keys, watched: watched}, nil
 }
 
 // Keys returns the key builder.
 func (c *Cache) Keys() CacheKeys { return c.keys }
 
-// RestartTimestamp reads the queue:restart signal (GET). ok is false when it was never
-// set. Workers remember the value at start and exit when it changes.
+// Watched returns the schemes whose signals are read: Keys first, then the distinct
+// alternatives.
+func (c *Cache) Watched() []CacheKeys { return append([]CacheKeys(nil), c.watched...) }
+
+// RestartTimestamp reads the queue:restart signal: GET key, or with alternative schemes
+// one MGET of every scheme's restart key (per-key GETs on a Cluster client). ok is false
+// when no key is set; otherwise ts is the greatest timestamp present. Workers remember
+// the value at start and exit when it changes: `queue:restart` writes the current time,
+// which raises the maximum whichever scheme's key it writes. A value that is no integer
+// is an error under the primary scheme and ignored under an alternative one, so that a
+// stray key of a guessed scheme cannot blind the worker to its own signal.
 func (c *Cache) RestartTimestamp(ctx context.Context) (ts int64, ok bool, err error) {
-	key := c.keys.Restart()
-	v, err := c.client.Get(ctx, key).Result()
-	if isNil(err) {
-		return 0, false, nil
+	if len(c.watched) == 1 {
+		key := c.keys.Restart()
+		v, err := c.client.Get(ctx, key).Result()
+		if isNil(err) {
+			return 0, false, nil
+		}
+		if err != nil {
+			return 0, false, fmt.Errorf("rdb: read restart signal %s: %w", key, err)
+		}
+		ts, err = parseCacheInt(v)
+		if err != nil {
+			return 0, false, fmt.Errorf("rdb: restart signal %s: %w", key, err)
+		}
+		return ts, true, nil
 	}
+	keys := make([]string, len(c.watched))
+	for i, k := range c.watched {
+		keys[i] = k.Restart()
+	}
+	vals, err := c.mget(ctx, keys)
 	if err != nil {
-		return 0, false, fmt.Errorf("rdb: read restart signal %s: %w", key, err)
+		return 0, false, fmt.Errorf("rdb: read restart signals %s: %w", strings.Join(keys, ", "), err)
 	}
-	ts, err = parseCacheInt(v)
-	if err != nil {
-		return 0, false, fmt.Errorf("rdb: restart signal %s: %w", key, err)
+	for i, v := range vals {
+		s, set := v.(string)
+		if !set {
+			continue
+		}
+		n, err := parseCacheInt(s)
+		if err != nil {
+			if i == 0 {
+				return 0, false, fmt.Errorf("rdb: restart signal %s: %w", keys[i], err)
+			}
+			continue
+		}
+		if !ok || n > ts {
+			ts, ok = n, true
+		}
 	}
-	return ts, true, nil
+	return ts, ok, nil
 }
 
 // SignalRestart writes the queue:restart signal as `php artisan queue:restart` does:
@@ -69,24 +122,32 @@ func (c *Cache) SignalRestart(ctx context.Context, now int64) error {
 }
 
 // Paused reads the pause flags of queues on a queue connection (e.g. "redis") and the
-// global switch with one MGET (per-key GETs on a Cluster client): all is the 13.25+
-// pauseAll flag, paused[i] the 12.40+ `queue:pause connection:queues[i]` flag. A flag is
-// set when its value is truthy in PHP terms after RedisStore's unserialize.
+// global switch with one MGET of the keys of every watched scheme (per-key GETs on a
+// Cluster client): all is the 13.25+ pauseAll flag, paused[i] the 12.40+ `queue:pause
+// connection:queues[i]` flag, each set when it is set under any scheme. A flag is set
+// when its value is truthy in PHP terms after RedisStore's unserialize.
 func (c *Cache) Paused(ctx context.Context, connection string, queues []string) (all bool, paused []bool, err error) {
-	keys := make([]string, 0, len(queues)+1)
-	keys = append(keys, c.keys.PausedAll())
-	for _, q := range queues {
-		keys = append(keys, c.keys.Paused(connection, q))
+	per := len(queues) + 1
+	keys := make([]string, 0, per*len(c.watched))
+	for _, k := range c.watched {
+		keys = append(keys, k.PausedAll())
+		for _, q := range queues {
+			keys = append(keys, k.Paused(connection, q))
+		}
 	}
 	vals, err := c.mget(ctx, keys)
 	if err != nil {
 		return false, nil, fmt.Errorf("rdb: read pause flags: %w", err)
 	}
 	paused = make([]bool, len(queues))
-	for i := range queues {
-		paused[i] = phpTruthy(vals[i+1])
+	for s := range c.watched {
+		base := s * per
+		all = all || phpTruthy(vals[base])
+		for i := range queues {
+			paused[i] = paused[i] || phpTruthy(vals[base+1+i])
+		}
 	}
-	return phpTruthy(vals[0]), paused, nil
+	return all, paused, nil
 }
 
 func (c *Cache) mget(ctx context.Context, keys []string) ([]any, error) {

@@ -2,6 +2,7 @@ package rdb
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/laraq/laraq/internal/testenv"
@@ -70,6 +71,101 @@ func TestCachePause(t *testing.T) {
 	if all, _, _ := cache.Paused(ctx, "redis", nil); all {
 		t.Error("global pause still seen")
 	}
+}
+
+// TestCacheAlternativeSchemes: with alternative key schemes the restart signal is the
+// greatest timestamp under any scheme, pause flags are set under any scheme, and writes
+// keep to the primary scheme.
+func TestCacheAlternativeSchemes(t *testing.T) {
+	ctx := context.Background()
+	srv := testenv.RedisServer(t)
+	c := srv.Client(t, 1)
+	prefix := testenv.Prefix(t)
+	t.Cleanup(func() {
+		keys, _ := testenv.Keys(context.Background(), c, prefix)
+		if len(keys) > 0 {
+			c.Del(context.Background(), keys...)
+		}
+	})
+	primary := CacheKeys{RedisPrefix: prefix, Prefix: "app_cache_"}
+	l8 := CacheKeys{RedisPrefix: prefix, Prefix: "app_cache", Separator: true}
+	l10 := CacheKeys{RedisPrefix: prefix, Prefix: "app_cache_", Separator: true}
+	l12 := CacheKeys{RedisPrefix: prefix + "h-", Prefix: "app-cache-"}
+	// The duplicate of the primary and of l8 are dropped.
+	cache, err := NewCache(c, primary, l8, primary, l10, l12, l8)
+	mustNoErr(t, err)
+	if got := len(cache.Watched()); got != 4 {
+		t.Fatalf("watched %d schemes, want 4: %v", got, cache.Watched())
+	}
+	if cache.Watched()[0] != primary {
+		t.Errorf("first watched scheme %v, want the primary", cache.Watched()[0])
+	}
+
+	if ts, ok, err := cache.RestartTimestamp(ctx); ok || ts != 0 || err != nil {
+		t.Fatalf("no key set: %d %v %v", ts, ok, err)
+	}
+	set := func(k, v string) { t.Helper(); mustNoErr(t, c.Set(ctx, k, v, 0).Err()) }
+	restart := func(want int64) {
+		t.Helper()
+		ts, ok, err := cache.RestartTimestamp(ctx)
+		if ts != want || !ok || err != nil {
+			t.Errorf("RestartTimestamp = %d %v %v, want %d", ts, ok, err, want)
+		}
+	}
+	set(l8.Restart(), "1700000010")
+	restart(1700000010)
+	set(primary.Restart(), "1700000005")
+	restart(1700000010)
+	set(l12.Restart(), "i:1700000020;")
+	restart(1700000020)
+	set(l10.Restart(), "1700000030")
+	restart(1700000030)
+	// A stray value under an alternative scheme is ignored; under the primary it is an error.
+	set(l10.Restart(), "garbage")
+	restart(1700000020)
+	set(primary.Restart(), "garbage")
+	if _, _, err := cache.RestartTimestamp(ctx); err == nil {
+		t.Error("no error for a non-integer primary signal")
+	}
+	mustNoErr(t, c.Del(ctx, primary.Restart(), l10.Restart(), l12.Restart()).Err())
+	restart(1700000010)
+	// A key of no watched scheme changes nothing.
+	set(prefix+"other_cache:illuminate:queue:restart", "1800000000")
+	restart(1700000010)
+
+	// Writes use the primary scheme only.
+	mustNoErr(t, cache.SignalRestart(ctx, 1700000040))
+	if v := c.Get(ctx, primary.Restart()).Val(); v != "1700000040" {
+		t.Errorf("primary restart key %q", v)
+	}
+	if v := c.Get(ctx, l8.Restart()).Val(); v != "1700000010" {
+		t.Errorf("SignalRestart wrote the l8 key: %q", v)
+	}
+	mustNoErr(t, cache.Pause(ctx, "redis", "emails"))
+	if n := c.Exists(ctx, l8.Paused("redis", "emails"), l10.Paused("redis", "emails"), l12.Paused("redis", "emails")).Val(); n != 0 {
+		t.Errorf("Pause wrote %d alternative keys", n)
+	}
+
+	queues := []string{"default", "emails", "high", "low"}
+	paused := func(wantAll bool, want string) {
+		t.Helper()
+		all, p, err := cache.Paused(ctx, "redis", queues)
+		if err != nil || all != wantAll || fmt.Sprint(p) != want {
+			t.Errorf("Paused = %v %v %v, want %v %s", all, p, err, wantAll, want)
+		}
+	}
+	paused(false, "[false true false false]")
+	set(l12.Paused("redis", "high"), "b:1;")
+	set(l8.Paused("redis", "default"), "b:0;") // falsy under one scheme
+	set(l10.Paused("sqs", "low"), "b:1;")      // another connection
+	paused(false, "[false true true false]")
+	set(l10.Paused("redis", "default"), "b:1;") // truthy under another
+	paused(false, "[true true true false]")
+	set(l8.PausedAll(), "b:1;")
+	paused(true, "[true true true false]")
+	mustNoErr(t, cache.Resume(ctx, "redis", "emails"))
+	mustNoErr(t, c.Del(ctx, l8.PausedAll(), l12.Paused("redis", "high"), l10.Paused("redis", "default")).Err())
+	paused(false, "[false false false false]")
 }
 
 func TestCacheJobExceptions(t *testing.T) {

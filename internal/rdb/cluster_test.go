@@ -186,6 +186,19 @@ func TestCluster(t *testing.T) {
 	if _, _, err := cache.CountJobException(ctx, "u", 2); err != nil {
 		t.Error(err)
 	}
+	// So are the restart keys of several schemes.
+	l8 := CacheKeys{RedisPrefix: "laravel_database_", Prefix: "laravel_cache", Separator: true}
+	multi, err := NewCache(cc, cache.Keys(), l8)
+	mustNoErr(t, err)
+	mustNoErr(t, cc.Set(ctx, l8.Restart(), "1700000005", 0).Err())
+	mustNoErr(t, cc.Set(ctx, cache.Keys().Restart(), "1700000003", 0).Err())
+	if ts, ok, err := multi.RestartTimestamp(ctx); ts != 1700000005 || !ok || err != nil {
+		t.Errorf("restart across schemes on a cluster: %d %v %v", ts, ok, err)
+	}
+	mustNoErr(t, cc.Set(ctx, l8.PausedAll(), "b:1;", 0).Err())
+	if all, _, err := multi.Paused(ctx, "redis", []string{"default"}); !all || err != nil {
+		t.Errorf("pauseAll of an alternative scheme on a cluster: %v %v", all, err)
+	}
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
 	if _, err := r.BlockForNotify(cctx, "default", 0); !errors.Is(err, context.Canceled) {

@@ -29,7 +29,9 @@
 // or none) is added by PHP's client to every key, including the KEYS of EVAL, so laraq
 // adds it to every key name it passes; the scripts never build a name. Cache keys get two
 // prefixes: the cache connection's Redis prefix and the cache store prefix, with ":"
-// between store prefix and key on Laravel ≤10 (CacheKeys).
+// between store prefix and key on Laravel ≤10 (CacheKeys). A Cache can read the restart
+// and pause signals under several such schemes at once (CacheOptions.AlsoWatch), for an
+// application whose version is only guessed; it writes under its own scheme only.
 //
 // Hash tags. A script touches several keys of one queue; on Redis Cluster they must share
 // a slot. go-redis routes EVALSHA by its first key, and the server refuses keys of

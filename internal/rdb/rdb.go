@@ -37,6 +37,10 @@ type CacheOptions struct {
 	// Keys.RedisPrefix is not copied from Options.Prefix: set both, usually to the same
 	// value. Default: no prefixes.
 	Keys CacheKeys
+	// AlsoWatch are alternative key schemes under which the restart and pause signals
+	// are read too (see NewCache), for an application whose Laravel version is only
+	// guessed. Writes never use them. Default none.
+	AlsoWatch []CacheKeys
 }
 
 // RDB runs laraq's Redis operations on Laravel's queue keys. It is safe for concurrent
@@ -59,7 +63,7 @@ func New(client redis.UniversalClient, opts Options) (*RDB, error) {
 	if cacheClient == nil {
 		cacheClient = client
 	}
-	cache, err := NewCache(cacheClient, opts.Cache.Keys)
+	cache, err := NewCache(cacheClient, opts.Cache.Keys, opts.Cache.AlsoWatch...)
 	if err != nil {
 		return nil, err
 	}
