@@ -6,9 +6,9 @@
 # `make test-short` (or CI=false) skips them.
 
 GO          ?= go
-# 15 s per target keeps `make test` (21 targets) under 12 minutes on 2 cores from a cold
+# 10 s per target keeps `make test` (22 targets) near 10 minutes on 2 cores from a cold
 # build cache, of which about 4 go to compiling (fuzz instrumentation included).
-FUZZTIME    ?= 15s
+FUZZTIME    ?= 10s
 LONGFUZZ    ?= 5m
 # Minimizing each new interesting input may take 60 s by default, which would eat a short
 # run's whole budget; a crasher is still minimized, within this bound.
@@ -24,7 +24,7 @@ EXTRA_PKGS  := ./testdata/laravel-payloads
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z][a-z-]*:.*## / {printf "  make %-11s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-test: test-go fuzz ## the full suite: go test ./... with every peer, then each fuzz target for FUZZTIME (15s)
+test: test-go fuzz ## the full suite: go test ./... with every peer, then each fuzz target for FUZZTIME (10s)
 
 test-go: ## go test ./... (CI=true unless set: a missing peer fails; no cache, timeout)
 	CI=$${CI:-true} $(GO) test $(TESTFLAGS) ./... $(EXTRA_PKGS)
