@@ -77,7 +77,7 @@ func (c *Consumer) continueChain(r *run, jr *jobRun) error {
 func nextInChain(cmd *phpser.Value) (*phpser.Value, error) {
 	cmd = cmd.Deref()
 	chained, ok := cmd.Prop("chained")
-	if !ok || !phpTruthy(chained.Deref()) {
+	if !ok || !chained.Deref().Truthy() {
 		return nil, nil // PHP: empty($this->chained)
 	}
 	chained = chained.Deref()
@@ -113,7 +113,7 @@ func nextInChain(cmd *phpser.Value) (*phpser.Value, error) {
 		return phpser.Null()
 	}
 	orElse := func(name, fallback string) *phpser.Value {
-		if v, ok := next.Prop(name); ok && phpTruthy(v.Deref()) {
+		if v, ok := next.Prop(name); ok && v.Deref().Truthy() {
 			return v.Deref()
 		}
 		return inherit(fallback)
@@ -203,26 +203,4 @@ func hasRef(v *phpser.Value) bool {
 		}
 	}
 	return false
-}
-
-// phpTruthy is PHP's boolean conversion (used by `?:` and empty()).
-func phpTruthy(v *phpser.Value) bool {
-	if v == nil {
-		return false
-	}
-	switch v.Kind() {
-	case phpser.KindNull:
-		return false
-	case phpser.KindBool:
-		return v.Bool()
-	case phpser.KindInt:
-		return v.Int() != 0
-	case phpser.KindFloat:
-		return v.Float() != 0
-	case phpser.KindString:
-		return v.Str() != "" && v.Str() != "0"
-	case phpser.KindArray:
-		return v.Len() > 0
-	}
-	return true
 }

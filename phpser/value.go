@@ -593,3 +593,26 @@ func Equal(a, b *Value) bool {
 	}
 	return false
 }
+
+// Truthy is PHP's conversion to bool (what `if ($v)`, `?:` and empty() see): false for
+// null, false, 0, 0.0, "", "0" and an empty array, true otherwise; a nil Value is null.
+func (v *Value) Truthy() bool {
+	if v == nil {
+		return false
+	}
+	switch v.Kind() {
+	case KindNull:
+		return false
+	case KindBool:
+		return v.Bool()
+	case KindInt:
+		return v.Int() != 0
+	case KindFloat:
+		return v.Float() != 0
+	case KindString:
+		return v.Str() != "" && v.Str() != "0"
+	case KindArray:
+		return v.Len() > 0
+	}
+	return true
+}

@@ -96,7 +96,7 @@ func deriveMeta(cmd *phpser.Value, now time.Time) (meta, error) {
 		m.batchID = &s
 	}
 	if v, ok := publicProp(cmd, "deleteWhenMissingModels"); ok {
-		m.deleteWhenMissingModels = truthy(v)
+		m.deleteWhenMissingModels = v.Truthy()
 	}
 	return m, nil
 }
@@ -171,25 +171,6 @@ func phpFloatString(f float64) string {
 		s = mant + "E" + sign + digits
 	}
 	return s
-}
-
-// truthy is PHP's boolean conversion.
-func truthy(v *phpser.Value) bool {
-	switch v.Kind() {
-	case phpser.KindNull:
-		return false
-	case phpser.KindBool:
-		return v.Bool()
-	case phpser.KindInt:
-		return v.Int() != 0
-	case phpser.KindFloat:
-		return v.Float() != 0
-	case phpser.KindString:
-		return v.Str() != "" && v.Str() != "0"
-	case phpser.KindArray:
-		return v.Len() > 0
-	}
-	return true
 }
 
 // jsonValue is the JSON value json_encode writes for a PHP value found in a property.
