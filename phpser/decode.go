@@ -225,20 +225,7 @@ func (d *decoder) value(v *Value, depth int) error {
 		if err != nil {
 			return err
 		}
-		if n > (len(s)-q)/minEntryLen {
-			return d.errAt(p+2, "array of "+s[p+2:q]+" elements exceeds the "+strconv.Itoa(len(s)-q)+" bytes left")
-		}
-		if q+1 >= len(s) || s[q] != ':' || s[q+1] != '{' {
-			if q < len(s) && s[q] == ':' {
-				return d.expect(q+1, "'{'")
-			}
-			return d.expect(q, "':'")
-		}
-		if depth >= d.maxDepth {
-			return d.errAt(p, "nesting deeper than "+strconv.Itoa(d.maxDepth)+" levels")
-		}
-		d.pos = q + 2
-		ents, err := d.entries(n, depth+1)
+		ents, err := d.body(p, p+2, q, n, depth, "array of ", " elements")
 		if err != nil {
 			return err
 		}
@@ -259,20 +246,7 @@ func (d *decoder) value(v *Value, depth int) error {
 		if err != nil {
 			return err
 		}
-		if n > (len(s)-q)/minEntryLen {
-			return d.errAt(cs, "object of "+s[cs:q]+" properties exceeds the "+strconv.Itoa(len(s)-q)+" bytes left")
-		}
-		if q+1 >= len(s) || s[q] != ':' || s[q+1] != '{' {
-			if q < len(s) && s[q] == ':' {
-				return d.expect(q+1, "'{'")
-			}
-			return d.expect(q, "':'")
-		}
-		if depth >= d.maxDepth {
-			return d.errAt(p, "nesting deeper than "+strconv.Itoa(d.maxDepth)+" levels")
-		}
-		d.pos = q + 2
-		ents, err := d.entries(n, depth+1)
+		ents, err := d.body(p, cs, q, n, depth, "object of ", " properties")
 		if err != nil {
 			return err
 		}
@@ -339,6 +313,27 @@ func (d *decoder) value(v *Value, depth int) error {
 // entries decodes n key/value pairs and the closing '}'. Pairs collect on the shared
 // stack and are copied into the arena once the count is proven, so a lying count
 // costs nothing.
+// body reads the ":{...}" of an array or object whose count n was read from s[cs:q]:
+// the count must fit in the bytes left (checked before anything is allocated) and the
+// nesting stays under the depth limit; p is where the value starts.
+func (d *decoder) body(p, cs, q, n, depth int, what, unit string) ([]Entry, error) {
+	s := d.s
+	if n > (len(s)-q)/minEntryLen {
+		return nil, d.errAt(cs, what+s[cs:q]+unit+" exceeds the "+strconv.Itoa(len(s)-q)+" bytes left")
+	}
+	if q+1 >= len(s) || s[q] != ':' || s[q+1] != '{' {
+		if q < len(s) && s[q] == ':' {
+			return nil, d.expect(q+1, "'{'")
+		}
+		return nil, d.expect(q, "':'")
+	}
+	if depth >= d.maxDepth {
+		return nil, d.errAt(p, "nesting deeper than "+strconv.Itoa(d.maxDepth)+" levels")
+	}
+	d.pos = q + 2
+	return d.entries(n, depth+1)
+}
+
 func (d *decoder) entries(n int, depth int) ([]Entry, error) {
 	if n <= directEntries {
 		return d.directEntries(n, depth)
