@@ -1,7 +1,9 @@
 #!/bin/sh
 # Installs the real peers laraq's tests run against, from Debian's packages: redis-server,
 # PHP 8 with Laravel 8.83's queue components (phpredis and predis clients), SQLite, MariaDB
-# and PostgreSQL. Needs root (uses sudo when available).
+# and PostgreSQL, and the libraries the Laravel 10.x-13.x trees of ../shared/peers/laravel
+# need on Debian's PHP 8.2 (its README lists them; the tests unpack the trees themselves).
+# Needs root (uses sudo when available).
 set -eu
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
@@ -14,4 +16,7 @@ $SUDO apt-get install -y -q --no-install-recommends \
   php-illuminate-cache php-illuminate-config php-illuminate-database php-illuminate-encryption \
   php-vlucas-phpdotenv \
   mariadb-server postgresql \
+  php-mbstring php-nesbot-carbon php-ramsey-uuid php-doctrine-inflector php-voku-portable-ascii \
+  php-psr-container php-psr-simple-cache php-psr-log php-symfony-console php-symfony-polyfill-php83 \
+  php-laravel-serializable-closure \
   ca-certificates git make
