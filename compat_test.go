@@ -7,8 +7,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,13 +18,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraq/laraq"
+
 	"github.com/laraq/laraq/cli"
-	"github.com/laraq/laraq/consumer"
-	"github.com/laraq/laraq/handlers"
 	"github.com/laraq/laraq/internal/testenv"
 	"github.com/laraq/laraq/payload"
 	"github.com/laraq/laraq/phpser"
-	"github.com/laraq/laraq/producer"
 	laravelpayloads "github.com/laraq/laraq/testdata/laravel-payloads"
 )
 
@@ -34,8 +31,6 @@ var (
 	update  = flag.Bool("update", false, "rewrite the golden files in testdata/laravel-payloads/decoded")
 	capture = flag.Bool("capture", false, "capture the Laravel 8 payloads from the PHP peer again and rebuild the newer-version ones (needs php and redis-server)")
 )
-
-func TestMain(m *testing.M) { testenv.Main(m) }
 
 // expect is one row of the compatibility matrix: what laraq must do with a payload.
 type expect struct {
@@ -108,20 +103,6 @@ var matrix = map[string]expect{
 }
 
 func payloadDir() string { return testenv.Testdata("laravel-payloads") }
-
-// quietLogger keeps the worker's errors in the test log and drops the rest.
-func quietLogger(t *testing.T) *slog.Logger {
-	return slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelError}))
-}
-
-type testWriter struct{ t *testing.T }
-
-func (w testWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimSpace(string(p)))
-	return len(p), nil
-}
-
-var _ io.Writer = testWriter{}
 
 // TestCompatibility is the compatibility matrix: every real payload is read, decoded,
 // printed like `laraq decode` (checked against golden files), run by the Go worker on a
@@ -275,7 +256,7 @@ func runOnRedis(t *testing.T, srv *testenv.Redis, raw []byte, env *payload.Envel
 		client.RPush(ctx, prefix+"queues:"+queue, raw)
 		client.RPush(ctx, prefix+"queues:"+queue+":notify", "1")
 	} else {
-		p, err := producer.New(client, producer.Config{Prefix: prefix})
+		p, err := newDispatcher(client, dispatchSetup{Prefix: prefix})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -284,12 +265,12 @@ func runOnRedis(t *testing.T, srv *testenv.Redis, raw []byte, env *payload.Envel
 		}
 	}
 	var runs atomic.Int32
-	reg := handlers.NewRegistry()
-	if env != nil && handlers.ClassOf(env) != "" {
-		reg.HandleFunc(handlers.ClassOf(env), func(ctx context.Context, job *handlers.Job) error {
+	reg := laraq.NewJobs()
+	if env != nil && laraq.ClassOf(env) != "" {
+		reg.HandleFunc(laraq.ClassOf(env), func(ctx context.Context, job *laraq.JobInfo) error {
 			runs.Add(1)
 			if job.IsObjectJob() {
-				_, err := job.Command()
+				_, err := job.Value()
 				return err
 			}
 			var data any
@@ -297,12 +278,12 @@ func runOnRedis(t *testing.T, srv *testenv.Redis, raw []byte, env *payload.Envel
 		})
 	}
 	store := &recorder{}
-	w, err := consumer.New(client, consumer.Config{Prefix: prefix, Registry: reg, Tries: new(3), StopWhenEmpty: true,
-		Sleep: -1, Cache: consumer.CacheConfig{Disabled: true}, Failed: store, Logger: quietLogger(t)})
+	w, err := newWorker(client, setup{Prefix: prefix, Registry: reg, Tries: new(3), StopWhenEmpty: true,
+		Sleep: -1, Cache: laraq.CacheStore{Disabled: true}, Failed: store, Logger: quietLogger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Run(ctx); err != consumer.ErrQueueEmpty {
+	if err := w.Run(ctx); err != laraq.ErrQueueEmpty {
 		t.Fatalf("Run: %v", err)
 	}
 	if got := int(runs.Load()); got != want.runs {
@@ -333,8 +314,8 @@ func runOnRedis(t *testing.T, srv *testenv.Redis, raw []byte, env *payload.Envel
 	}
 }
 
-// phpRecord is what testdata/php's jobs record when PHP runs them.
-type phpRecord struct {
+// compatRecord is what testdata/php's jobs record when PHP runs them.
+type compatRecord struct {
 	Class    string `json:"class"`
 	Attempts int64  `json:"attempts"`
 	Raw      string `json:"raw"`
@@ -349,18 +330,18 @@ func runReleasedOnPHP(t *testing.T, srv *testenv.Redis, raw []byte, env *payload
 	ctx := context.Background()
 	client := srv.Client(t, 0)
 	prefix := testenv.Prefix(t)
-	p, _ := producer.New(client, producer.Config{Prefix: prefix})
+	p, _ := newDispatcher(client, dispatchSetup{Prefix: prefix})
 	if _, err := p.PushRaw(ctx, "default", raw); err != nil {
 		t.Fatal(err)
 	}
-	reg := handlers.NewRegistry()
-	reg.HandleFunc(handlers.ClassOf(env), func(context.Context, *handlers.Job) error { return handlers.Release(0) })
-	w, err := consumer.New(client, consumer.Config{Prefix: prefix, Registry: reg, MaxJobs: 1, Sleep: -1, Tries: new(5),
-		Cache: consumer.CacheConfig{Disabled: true}, Logger: quietLogger(t)})
+	reg := laraq.NewJobs()
+	reg.HandleFunc(laraq.ClassOf(env), func(context.Context, *laraq.JobInfo) error { return laraq.ReleaseAfter(0) })
+	w, err := newWorker(client, setup{Prefix: prefix, Registry: reg, MaxJobs: 1, Sleep: -1, Tries: new(5),
+		Cache: laraq.CacheStore{Disabled: true}, Logger: quietLogger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Run(ctx); err != consumer.ErrMaxJobs {
+	if err := w.Run(ctx); err != laraq.ErrMaxJobs {
 		t.Fatalf("Run: %v", err)
 	}
 	released := client.ZRange(ctx, prefix+"queues:default:delayed", 0, -1).Val()
@@ -371,7 +352,7 @@ func runReleasedOnPHP(t *testing.T, srv *testenv.Redis, raw []byte, env *payload
 	php := testenv.PHPEnv{Redis: srv, Prefix: prefix, Record: record}
 	php.Run(t, nil, "work.php", "--stop-when-empty", "--tries=5", "--sleep=0")
 	b, _ := os.ReadFile(record)
-	var first phpRecord
+	var first compatRecord
 	if err := json.Unmarshal(bytes.SplitN(b, []byte("\n"), 2)[0], &first); err != nil {
 		t.Fatalf("PHP did not run the job: %v\nrecords: %s", err, b)
 	}

@@ -1,65 +1,66 @@
 // Package laraq lets Go workers share Laravel's Redis queues with PHP.
 //
 // A Laravel application dispatches a job as usual; a Go worker takes it from the same
-// Redis list, decodes the PHP-serialized command into a typed Go struct, runs a Go
-// handler, and deletes, releases or fails the job exactly as `php artisan queue:work`
-// would: same attempts and tries, backoff, retryUntil, maxExceptions and timeouts, same
-// failed_jobs rows (so `php artisan queue:failed` and `queue:retry` work on them), same
-// queue:restart and queue:pause signals. Go code can dispatch jobs that PHP workers run.
-// A job is never lost, never silently run twice, never mangled: the reserved copy is
-// acknowledged byte for byte, and payloads a PHP worker would drop are kept aside.
+// Redis list, decodes the PHP-serialized command into a Go struct, runs a Go handler,
+// and deletes, releases or fails the job exactly as `php artisan queue:work` would: same
+// attempts and tries, backoff, retryUntil, maxExceptions and timeouts, same failed_jobs
+// rows (so `php artisan queue:failed` and `queue:retry` work on them), same queue:restart
+// and queue:pause signals. Go code dispatches jobs that PHP workers run. A job is never
+// lost, never silently run twice, never mangled: the reserved copy is acknowledged byte
+// for byte, and payloads a PHP worker would drop are kept aside.
 //
-// This root package holds only documentation and the compatibility tests; the code
-// lives in the packages below.
+// # The front door
+//
+// A Connection is a Laravel queue connection on Redis: the client, the connection name,
+// prefix, default queue, retry_after and block_for, the application's Release, the
+// cache store PHP workers read their signals from, and the failed-job store. Package
+// laravel builds one from an application's .env and config files, as `laraq work` does:
+//
+//	conn, err := laravel.Connect(ctx, laravel.App{Root: "/var/www/shop"})
+//
+// A Go struct whose PHPClass method names a PHP job class is both handled and dispatched:
+//
+//	type SendInvoice struct {
+//		InvoiceID int64 `php:"invoiceId"`
+//		laraq.Queueable
+//	}
+//
+//	func (SendInvoice) PHPClass() string { return `App\Jobs\SendInvoice` }
+//
+//	jobs := laraq.NewJobs()
+//	laraq.Handle(jobs, func(ctx context.Context, job *laraq.Job[SendInvoice]) error {
+//		return billing.Send(ctx, job.Command.InvoiceID) // an error is retried by Laravel's rules
+//	})
+//	w, err := laraq.NewWorker(conn, jobs, laraq.WorkerConfig{Tries: 3})
+//	err = w.Run(ctx) // until ctx ends, or ErrRestart after `php artisan queue:restart`
+//
+//	d, err := laraq.NewDispatcher(conn)
+//	id, err := d.Dispatch(ctx, SendInvoice{InvoiceID: 7}, laraq.OnQueue("billing"))
+//
+// A handler's return value decides the job's fate (see Outcome): nil deletes it,
+// ReleaseAfter(d) is $this->release($d), Fail(err) is $this->fail($e), Delete() is
+// $this->delete(), any other error (or a panic) is retried by Laravel's rules. Admin does
+// what artisan's queue commands do: sizes, queue:clear, queue:restart, queue:pause and
+// queue:resume, queue:retry of failed jobs.
 //
 // # Packages
 //
-//   - [github.com/laraq/laraq/handlers]: the registry that routes a job by its PHP class
-//     name to a typed Go handler, and the outcomes a handler returns (retry, Release,
-//     Fail, Delete).
-//   - [github.com/laraq/laraq/consumer]: the worker, Laravel's Worker rules on Redis,
-//     with concurrency, graceful stops and events for logs and metrics.
-//   - [github.com/laraq/laraq/producer]: dispatching from Go, writing the payload
-//     Laravel's Bus dispatcher writes for the same object.
-//   - [github.com/laraq/laraq/failed]: Laravel's failed_jobs table on SQLite, MySQL or
-//     PostgreSQL, and PHP's Throwable text for Go errors.
-//   - [github.com/laraq/laraq/config]: a Laravel application's .env and config files read
-//     the way PHP reads them: Redis connection, key prefixes, cache keys, failed-job
-//     table, timezone.
+//   - [github.com/laraq/laraq/laravel]: a Laravel application's .env and config files read
+//     the way PHP reads them, turned into a Connection.
+//   - [github.com/laraq/laraq/failed] and [github.com/laraq/laraq/failed/database]: the
+//     failed-job store interface and PHP's Throwable text (no database driver), and
+//     Laravel's failed_jobs table on SQLite, MySQL/MariaDB or PostgreSQL.
+//   - [github.com/laraq/laraq/metrics] and [github.com/laraq/laraq/artisanlog]: Prometheus
+//     metrics and /healthz, and queue:work's console output, fed by the worker's events.
 //   - [github.com/laraq/laraq/payload]: the JSON envelope of a queued job, every version
-//     from 5.5 to 13.x, reserved (cjson-re-encoded) copies included.
+//     from 5.5 to 13.x, reserved (cjson-re-encoded) copies included, and its readable form.
 //   - [github.com/laraq/laraq/phpser]: PHP's serialize() format: a complete, safe codec
-//     with struct mapping (`php:"name"` tags, ModelIdentifier, Carbon, enums).
+//     with struct mapping (`php:"name"` tags, class defaults, ModelIdentifier, Carbon, enums).
 //   - [github.com/laraq/laraq/laraqtest]: testing handlers without Redis.
-//   - [github.com/laraq/laraq/cli] and cmd/laraq: the `laraq` command line (work,
-//     dispatch, decode, stats, failed, restart, pause, resume, clear, demo), importable
-//     so that a team's own binary carries its handlers.
+//   - [github.com/laraq/laraq/cli] and cmd/laraq: the `laraq` command line, a thin shell
+//     over this API, importable so that a team's own binary carries its handlers:
+//     os.Exit(cli.Run(jobs)).
 //
-// # Getting started
-//
-//	go run github.com/laraq/laraq/cmd/laraq@latest demo
-//
-// runs recorded Laravel jobs through Go handlers on an in-memory Redis. A worker of your
-// own registers handlers and runs the command line:
-//
-//	type SendWelcomeEmail struct {
-//		User phpser.ModelIdentifier `php:"user"`
-//	}
-//
-//	func main() {
-//		reg := handlers.NewRegistry()
-//		handlers.Register(reg, `App\Jobs\SendWelcomeEmail`, func(ctx context.Context, job *SendWelcomeEmail, meta *handlers.Job) error {
-//			return sendWelcome(ctx, job.User.ID)
-//		})
-//		os.Exit(cli.Run(reg)) // mybinary work --laravel-root /var/www/shop --queue high,default
-//	}
-//
-// examples/worker shows the same with the library alone (config.Load, consumer.New).
-//
-// # Compatibility
-//
-// testdata/laravel-payloads holds real payloads (public samples, jobs captured from
-// Laravel 8.83, and later releases' shapes built from the wire format); compat_test.go
-// runs each through the parser, the decoder, `laraq decode`, a Go worker on a real
-// redis-server and, where the Laravel 8 peer has the job classes, PHP's own worker.
+// A program that registers handlers and runs a worker links neither a SQL driver nor
+// Prometheus: it gets them only by importing failed/database (or laravel) and metrics.
 package laraq

@@ -9,7 +9,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/laraq/laraq/handlers"
+	"github.com/laraq/laraq"
 )
 
 // Command is one `laraq` subcommand.
@@ -33,19 +33,24 @@ func register(c *Command) {
 // App is what a subcommand runs with: standard streams, the handlers a user's binary
 // registered, and the process environment.
 type App struct {
-	Name     string // program name in messages, "laraq" by default
-	Stdin    io.Reader
-	Stdout   io.Writer
-	Stderr   io.Writer
-	Registry *handlers.Registry
-	Getenv   func(string) string
+	Name   string // program name in messages, "laraq" by default
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	Jobs   *laraq.Jobs
+	Getenv func(string) string
+
+	extra []*Command // WithCommand
 }
 
 // Option configures Main.
 type Option func(*App)
 
-// WithRegistry runs `work` (and the demo) with the caller's Go handlers.
-func WithRegistry(r *handlers.Registry) Option { return func(a *App) { a.Registry = r } }
+// WithJobs runs `work` with the caller's Go handlers.
+func WithJobs(jobs *laraq.Jobs) Option { return func(a *App) { a.Jobs = jobs } }
+
+// WithCommand adds a subcommand, such as the demo cmd/laraq adds.
+func WithCommand(c *Command) Option { return func(a *App) { a.extra = append(a.extra, c) } }
 
 // WithIO replaces the standard streams (tests).
 func WithIO(stdin io.Reader, stdout, stderr io.Writer) Option {
@@ -65,14 +70,16 @@ func Main(ctx context.Context, args []string, opts ...Option) int {
 	for _, o := range opts {
 		o(app)
 	}
-	if app.Registry == nil {
-		app.Registry = handlers.NewRegistry()
+	if app.Jobs == nil {
+		app.Jobs = laraq.NewJobs()
 	}
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		if len(args) > 1 {
-			if c, ok := commands[args[1]]; ok {
+			if c, ok := app.command(args[1]); ok {
 				return c.Run(ctx, app, []string{"--help"})
 			}
+			fmt.Fprintf(app.Stderr, "%s: unknown command %q\nRun '%s help' for the list of commands.\n", app.Name, args[1], app.Name)
+			return 2
 		}
 		app.usage(app.Stdout)
 		if len(args) == 0 {
@@ -80,46 +87,87 @@ func Main(ctx context.Context, args []string, opts ...Option) int {
 		}
 		return 0
 	}
-	c, ok := commands[args[0]]
+	c, ok := app.command(args[0])
 	if !ok {
-		fmt.Fprintf(app.Stderr, "%s: unknown command %q\n", app.Name, args[0])
-		app.usage(app.Stderr)
+		fmt.Fprintf(app.Stderr, "%s: unknown command %q\nRun '%s help' for the list of commands.\n", app.Name, args[0], app.Name)
 		return 2
 	}
 	return c.Run(ctx, app, args[1:])
 }
 
+// command finds a subcommand, the built-in ones first.
+func (a *App) command(name string) (*Command, bool) {
+	if c, ok := commands[name]; ok {
+		return c, true
+	}
+	for _, c := range a.extra {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	return nil, false
+}
+
 func (a *App) usage(w io.Writer) {
 	fmt.Fprintf(w, "%s shares Laravel's Redis queues with Go workers.\n\nUsage: %s <command> [flags]\n\nCommands:\n", a.Name, a.Name)
-	names := make([]string, 0, len(commands))
-	for n := range commands {
+	all := map[string]*Command{}
+	for n, c := range commands {
+		all[n] = c
+	}
+	for _, c := range a.extra {
+		all[c.Name] = c
+	}
+	names := make([]string, 0, len(all))
+	for n := range all {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].Summary)
+		fmt.Fprintf(w, "  %-10s %s\n", n, all[n].Summary)
 	}
 	fmt.Fprintf(w, "\nRun '%s help <command>' for the flags of one command.\n", a.Name)
 }
 
-// newFlagSet returns a flag set that prints its usage to the app's stderr.
-func (a *App) newFlagSet(name, usage string) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(a.Stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(a.Stderr, "Usage: %s %s\n\n", a.Name, strings.TrimSpace(usage))
-		fs.PrintDefaults()
-	}
-	return fs
+// FlagSet is a subcommand's flags: --help prints the whole usage on stdout; a mistake is
+// one line on stderr and a pointer to the help, as artisan does.
+type FlagSet struct {
+	*flag.FlagSet
+	app   *App
+	usage string
 }
 
-// parseFlags parses args and maps the outcome to an exit status: -1 means go on.
-func parseFlags(fs *flag.FlagSet, args []string) int {
-	if err := fs.Parse(args); err != nil {
+// NewFlagSet returns the flags of subcommand name, whose usage text is usage (its first
+// line the synopsis).
+func (a *App) NewFlagSet(name, usage string) *FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return &FlagSet{FlagSet: fs, app: a, usage: usage}
+}
+
+// PrintUsage writes the synopsis, the description and every flag to w.
+func (f *FlagSet) PrintUsage(w io.Writer) {
+	fmt.Fprintf(w, "Usage: %s %s\n\n", f.app.Name, strings.TrimSpace(f.usage))
+	f.SetOutput(w)
+	f.PrintDefaults()
+	f.SetOutput(io.Discard)
+}
+
+// Fail prints a usage mistake as one line and the way to the help, and returns exit
+// status 2.
+func (f *FlagSet) Fail(format string, args ...any) int {
+	fmt.Fprintf(f.app.Stderr, "%s %s: %s\nRun '%s help %s' for usage.\n", f.app.Name, f.Name(), fmt.Sprintf(format, args...), f.app.Name, f.Name())
+	return 2
+}
+
+// Parse parses args and maps the outcome to an exit status: -1 means go on.
+func (f *FlagSet) Parse(args []string) int {
+	if err := f.FlagSet.Parse(args); err != nil {
 		if err == flag.ErrHelp {
+			f.PrintUsage(f.app.Stdout)
 			return 0
 		}
-		return 2
+		return f.Fail("%v", err)
 	}
 	return -1
 }

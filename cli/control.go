@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 )
 
 func init() {
@@ -14,9 +13,6 @@ func init() {
 	register(&Command{Name: "resume", Summary: "resume job processing on a paused queue, like queue:resume", Run: runResume})
 	register(&Command{Name: "clear", Summary: "delete every job of a queue, like queue:clear", Run: runClear})
 }
-
-// controlNow is the clock of the restart signal.
-var controlNow = time.Now
 
 const restartUsage = `restart [flags]
 
@@ -34,37 +30,35 @@ framework to read, the version is guessed from the .env keys: CACHE_DRIVER, MIX_
 applies: laravel_cache_illuminate:queue:restart.`
 
 func runRestart(ctx context.Context, app *App, args []string) int {
-	fs := app.newFlagSet("restart", restartUsage)
-	af := addAppFlags(fs, false, false)
-	if rc := parseFlags(fs, args); rc >= 0 {
+	fs := app.NewFlagSet("restart", restartUsage)
+	af := addAppFlags(fs.FlagSet, false, false)
+	if rc := fs.Parse(args); rc >= 0 {
 		return rc
 	}
 	if fs.NArg() > 0 {
-		fs.Usage()
-		return 2
+		return fs.Fail("takes no arguments, got %q", fs.Args())
 	}
-	c, rc := openControl(app, af)
-	if c == nil {
-		return rc
+	cfg, err := af.load(app)
+	if err != nil {
+		return app.errorf("%v", err)
 	}
-	defer c.Close()
-	if err := c.rdb.Cache().SignalRestart(ctx, controlNow().Unix()); err != nil {
+	if cfg.CacheStore != "redis" {
+		// php artisan queue:restart writes to the application's cache store; a key laraq
+		// writes to Redis would reach laraq workers only.
+		return app.errorf("restart: the application's cache store is %q (%s), not redis: PHP workers read queue:restart there, "+
+			"so writing it to Redis would restart laraq workers only; run 'php artisan queue:restart', or set the cache store to redis (CACHE_STORE, CACHE_DRIVER before Laravel 11)",
+			cfg.CacheStore, cfg.Origin("CacheStore"))
+	}
+	admin, closeConn, err := af.admin(ctx, app, cfg)
+	if err != nil {
+		return app.errorf("%v", err)
+	}
+	defer closeConn()
+	if err := admin.Restart(ctx); err != nil {
 		return app.errorf("restart: %v", err)
 	}
 	fmt.Fprintln(app.Stdout, "Broadcasting queue restart signal.")
 	return 0
-}
-
-func openControl(app *App, af *appFlags) (*redisConn, int) {
-	cfg, err := af.load(app)
-	if err != nil {
-		return nil, app.errorf("%v", err)
-	}
-	c, err := connect(cfg)
-	if err != nil {
-		return nil, app.errorf("%v", err)
-	}
-	return c, 0
 }
 
 const pauseUsage = `pause [flags] [CONNECTION:]QUEUE
@@ -94,16 +88,19 @@ func pauseOrResume(ctx context.Context, app *App, args []string, pause bool) int
 	if !pause {
 		name, usage = "resume", resumeUsage
 	}
-	fs := app.newFlagSet(name, usage)
-	af := addAppFlags(fs, false, false)
+	fs := app.NewFlagSet(name, usage)
+	af := addAppFlags(fs.FlagSet, false, false)
 	connFlag := fs.String("connection", "", "queue `connection` name the workers run (default: LARAQ_CONNECTION or \"redis\")")
 	pos, rc := parseInterleaved(fs, args)
 	if rc >= 0 {
 		return rc
 	}
 	if len(pos) > 1 {
-		fs.Usage()
-		return 2
+		return fs.Fail("takes one [CONNECTION:]QUEUE, got %q", pos)
+	}
+	if len(pos) == 0 {
+		// queue:pause {queue}: the argument is required, as in artisan.
+		return fs.Fail("which queue? give QUEUE or CONNECTION:QUEUE")
 	}
 	cfg, err := af.load(app)
 	if err != nil {
@@ -113,24 +110,19 @@ func pauseOrResume(ctx context.Context, app *App, args []string, pause bool) int
 	if *connFlag != "" {
 		def = *connFlag
 	}
-	arg := cfg.Queue
-	if len(pos) == 1 {
-		arg = pos[0]
-	}
-	connection, queue := splitConnectionQueue(arg, def)
+	connection, queue := splitConnectionQueue(pos[0], def)
 	if connection == "" || queue == "" {
-		return app.errorf("%q: want QUEUE or CONNECTION:QUEUE", arg)
+		return fs.Fail("%q: want QUEUE or CONNECTION:QUEUE", pos[0])
 	}
-	c, err := connect(cfg)
+	admin, closeConn, err := af.admin(ctx, app, cfg)
 	if err != nil {
 		return app.errorf("%v", err)
 	}
-	defer c.Close()
-	cache := c.rdb.Cache()
+	defer closeConn()
 	if pause {
-		err = cache.Pause(ctx, connection, queue)
+		err = admin.Pause(ctx, connection, queue)
 	} else {
-		err = cache.Resume(ctx, connection, queue)
+		err = admin.Resume(ctx, connection, queue)
 	}
 	if err != nil {
 		return app.errorf("%s: %v", name, err)
@@ -151,16 +143,15 @@ does, and prints how many there were. Jobs running now finish, but cannot be rel
 retried afterwards. Asks for confirmation unless --force.`
 
 func runClear(ctx context.Context, app *App, args []string) int {
-	fs := app.newFlagSet("clear", clearUsage)
-	af := addAppFlags(fs, false, false)
+	fs := app.NewFlagSet("clear", clearUsage)
+	af := addAppFlags(fs.FlagSet, false, false)
 	force := fs.Bool("force", false, "do not ask for confirmation")
 	pos, rc := parseInterleaved(fs, args)
 	if rc >= 0 {
 		return rc
 	}
 	if len(pos) > 1 {
-		fs.Usage()
-		return 2
+		return fs.Fail("takes one [CONNECTION:]QUEUE, got %q", pos)
 	}
 	cfg, err := af.load(app)
 	if err != nil {
@@ -180,12 +171,12 @@ func runClear(ctx context.Context, app *App, args []string) int {
 			return 1
 		}
 	}
-	c, err := connect(cfg)
+	admin, closeConn, err := af.admin(ctx, app, cfg)
 	if err != nil {
 		return app.errorf("%v", err)
 	}
-	defer c.Close()
-	n, err := c.rdb.Clear(ctx, queue)
+	defer closeConn()
+	n, err := admin.Clear(ctx, queue)
 	if err != nil {
 		return app.errorf("clear %s: %v", queue, err)
 	}

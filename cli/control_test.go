@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/laraq/laraq/config"
 	"github.com/laraq/laraq/internal/rdb"
 	"github.com/laraq/laraq/internal/testenv"
+	"github.com/laraq/laraq/laravel"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -43,16 +43,21 @@ func laravel8App(t *testing.T, srv *testenv.Redis, prefix, cachePrefix string) s
 // goCache is laraq's view of the cache keys for the same application.
 func goCache(t *testing.T, envFile string) *rdb.Cache {
 	t.Helper()
-	cfg, err := config.Load(config.Sources{EnvFile: envFile, LaravelVersion: 8, LookupEnv: func(string) (string, bool) { return "", false }})
+	cfg, err := laravel.Load(laravel.App{EnvFile: envFile, Flags: map[string]string{"LARAQ_LARAVEL_VERSION": "8"}, LookupEnv: func(string) (string, bool) { return "", false }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := connect(cfg)
+	conn, err := cfg.Connect(context.Background(), laravel.ConnectOptions{WithoutFailedStore: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { c.Close() })
-	return c.rdb.Cache()
+	t.Cleanup(func() { conn.Close() })
+	s := cfg.CacheScheme()
+	cache, err := rdb.NewCache(conn.Cache.Client, rdb.CacheKeys{RedisPrefix: s.ConnectionPrefix, Prefix: s.Prefix, Separator: s.Separator})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cache
 }
 
 type phpCacheValue struct {
@@ -79,8 +84,8 @@ func TestRestartSeenByPHP(t *testing.T) {
 	envFile := laravel8App(t, srv, prefix, cachePrefix)
 	php := testenv.PHPEnv{Redis: srv, Prefix: prefix, CachePrefix: cachePrefix}
 
-	defer func(f func() time.Time) { controlNow = f }(controlNow)
-	controlNow = func() time.Time { return time.Unix(1_800_000_123, 0) }
+	defer func(f func() time.Time) { clock = f }(clock)
+	clock = func() time.Time { return time.Unix(1_800_000_123, 0) }
 	out, errOut, rc := opsCLI(t, "", nil, "restart", "--env-file", envFile, "--laravel-version", "8")
 	if rc != 0 || out != "Broadcasting queue restart signal.\n" || errOut != "" {
 		t.Fatalf("restart: rc %d out %q err %q", rc, out, errOut)
@@ -176,13 +181,20 @@ func TestCacheKeySchemes(t *testing.T) {
 		if v := srv.Client(t, 2).Get(ctx, key).Val(); v != "b:1;" {
 			t.Errorf("v%s: %s = %q, want b:1;", tc.version, key, v)
 		}
-		opsCLI(t, "", env, "restart", "--laravel-version", tc.version)
-		restart := strings.Replace(key, "paused:redis:default", "restart", 1)
-		if v := srv.Client(t, 2).Get(ctx, restart).Val(); v == "" {
-			t.Errorf("v%s: no restart key %s", tc.version, restart)
-		}
 		if !strings.Contains(errOut, `warning: the application's cache store is "file"`) {
 			t.Errorf("v%s: no warning about the file cache store: %q", tc.version, errOut)
+		}
+		// queue:restart on a file cache store is what PHP workers read: a Redis key would
+		// restart laraq workers only, so restart refuses.
+		restart := strings.Replace(key, "paused:redis:default", "restart", 1)
+		if _, errOut, rc := opsCLI(t, "", env, "restart", "--laravel-version", tc.version); rc == 0 ||
+			!strings.Contains(errOut, `cache store is "file"`) || srv.Client(t, 2).Exists(ctx, restart).Val() != 0 {
+			t.Errorf("v%s: restart on a file cache store: rc %d %q", tc.version, rc, errOut)
+		}
+		env["CACHE_DRIVER"], env["CACHE_STORE"] = "redis", "redis"
+		opsCLI(t, "", env, "restart", "--laravel-version", tc.version)
+		if v := srv.Client(t, 2).Get(ctx, restart).Val(); v == "" {
+			t.Errorf("v%s: no restart key %s", tc.version, restart)
 		}
 		srv.Client(t, 2).Del(ctx, key, restart)
 	}
@@ -235,8 +247,8 @@ func TestStats(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Unix(1_800_000_000, 0)
-	defer func(f func() time.Time) { statsNow = f }(statsNow)
-	statsNow = func() time.Time { return now }
+	defer func(f func() time.Time) { clock = f }(clock)
+	clock = func() time.Time { return now }
 	push := func(q, body string) {
 		if err := r.Push(ctx, q, []byte(body)); err != nil {
 			t.Fatal(err)
@@ -253,17 +265,21 @@ func TestStats(t *testing.T) {
 	if err := r.Later(ctx, "later", now.Unix()+60, []byte(`{"uuid":"l","attempts":0}`)); err != nil {
 		t.Fatal(err)
 	}
+	// A payload the pop script could not reserve, set aside by a worker.
+	if err := srv.Client(t, 0).RPush(ctx, prefix+"queues:plain:invalid", "not json").Err(); err != nil {
+		t.Fatal(err)
+	}
 	redisURL := fmt.Sprintf("redis://127.0.0.1:%d/0", srv.Port)
 
 	out, errOut, rc := opsCLI(t, "", nil, "stats", "--redis", redisURL, "--prefix", prefix)
-	want := `+---------+-------+---------+----------+--------------+
-| Queue   | Ready | Delayed | Reserved | Oldest ready |
-+---------+-------+---------+----------+--------------+
-| default | 2     | 0       | 1        | 10s          |
-| horizon | 1     | 0       | 0        | 6s           |
-| later   | 0     | 1       | 0        | -            |
-| plain   | 1     | 0       | 0        | -            |
-+---------+-------+---------+----------+--------------+
+	want := `+---------+-------+---------+----------+---------+--------------+
+| Queue   | Ready | Delayed | Reserved | Invalid | Oldest ready |
++---------+-------+---------+----------+---------+--------------+
+| default | 2     | 0       | 1        | 0       | 10s          |
+| horizon | 1     | 0       | 0        | 0       | 6s           |
+| later   | 0     | 1       | 0        | 0       | -            |
+| plain   | 1     | 0       | 0        | 1       | -            |
++---------+-------+---------+----------+---------+--------------+
 `
 	if rc != 0 || out != want || errOut != "" {
 		t.Errorf("stats rc %d err %q:\n%s\nwant:\n%s", rc, errOut, out, want)
@@ -324,25 +340,26 @@ func TestRedisURLErrorsDoNotLeak(t *testing.T) {
 // TestWorkPoolFitsConcurrency: the worker's clients get a pool for every running job
 // plus its own connections instead of go-redis' default.
 func TestWorkPoolFitsConcurrency(t *testing.T) {
-	cfg, err := config.Load(config.Sources{LookupEnv: func(string) (string, bool) { return "", false }})
+	cfg, err := laravel.Load(laravel.App{LookupEnv: func(string) (string, bool) { return "", false }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := connectPool(cfg, 500+4, 500+2)
+	opts := laravel.ConnectOptions{QueuePool: 500 + 4, CachePool: 500 + 2, WithoutFailedStore: true}
+	c, err := cfg.Connect(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	q, cache := c.clients.Queue.(*redis.Client), c.clients.Cache.(*redis.Client)
+	q, cache := c.Client.(*redis.Client), c.Cache.Client.(*redis.Client)
 	if q == cache || q.Options().PoolSize != 504 || cache.Options().PoolSize != 502 || cache.Options().DB != 1 {
 		t.Errorf("pools %d and %d (cache db %d)", q.Options().PoolSize, cache.Options().PoolSize, cache.Options().DB)
 	}
 	cfg.CacheRedis = cfg.Redis // REDIS_CACHE_CONNECTION=default: one client for both
-	if c, err = connectPool(cfg, 504, 502); err != nil {
+	if c, err = cfg.Connect(context.Background(), opts); err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if q := c.clients.Queue.(*redis.Client); c.clients.Cache != c.clients.Queue || q.Options().PoolSize != 1006 {
+	if q := c.Client.(*redis.Client); c.Cache.Client != c.Client || q.Options().PoolSize != 1006 {
 		t.Errorf("shared pool %d", q.Options().PoolSize)
 	}
 }
@@ -363,7 +380,7 @@ func TestRestartLaravel8SkeletonEnv(t *testing.T) {
 	t.Cleanup(func() { cache.FlushDB(context.Background()) })
 
 	// The skeleton's .env.example, pointed at the test server and its Redis cache store.
-	skel, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "config", "testdata", "skeleton", "laravel8.env"))
+	skel, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "laravel", "testdata", "skeleton", "laravel8.env"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -380,8 +397,8 @@ func TestRestartLaravel8SkeletonEnv(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	defer func(f func() time.Time) { controlNow = f }(controlNow)
-	controlNow = func() time.Time { return time.Unix(1_800_000_456, 0) }
+	defer func(f func() time.Time) { clock = f }(clock)
+	clock = func() time.Time { return time.Unix(1_800_000_456, 0) }
 	out, errOut, rc := opsCLI(t, "", nil, "restart", "--env-file", envFile)
 	if rc != 0 || out != "Broadcasting queue restart signal.\n" || errOut != "" {
 		t.Fatalf("restart: rc %d out %q err %q", rc, out, errOut)
@@ -402,11 +419,11 @@ func TestRestartLaravel8SkeletonEnv(t *testing.T) {
 	}
 
 	// The version and its origin are visible in the configuration laraq loaded.
-	cfg, err := config.Load(config.Sources{EnvFile: envFile, LookupEnv: func(string) (string, bool) { return "", false }})
+	cfg, err := laravel.Load(laravel.App{EnvFile: envFile, LookupEnv: func(string) (string, bool) { return "", false }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.LaravelVersion != 8 || !strings.HasPrefix(cfg.Origins["LaravelVersion"], config.VersionInferred+"CACHE_DRIVER") {
-		t.Errorf("version %d from %q", cfg.LaravelVersion, cfg.Origins["LaravelVersion"])
+	if o := cfg.Origin("Release"); cfg.Release.Major != 8 || !cfg.Release.Guessed || o.Kind != laravel.Inferred || !strings.HasPrefix(o.Name, "CACHE_DRIVER") {
+		t.Errorf("release %s from %s", cfg.Release, o)
 	}
 }

@@ -1,18 +1,12 @@
 package cli
 
 import (
-	"bytes"
 	"context"
-	"encoding/base64"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"strconv"
-	"strings"
 
-	"github.com/laraq/laraq/phpser"
+	"github.com/laraq/laraq/payload"
 )
 
 func init() {
@@ -32,13 +26,12 @@ holding one) is accepted too. Strings that are not UTF-8 are shown as
 into an object being shown as {"@recursion": "FQCN"}.`
 
 func runDecode(ctx context.Context, app *App, args []string) int {
-	fs := app.newFlagSet("decode", decodeUsage)
-	if rc := parseFlags(fs, args); rc >= 0 {
+	fs := app.NewFlagSet("decode", decodeUsage)
+	if rc := fs.Parse(args); rc >= 0 {
 		return rc
 	}
 	if fs.NArg() > 1 {
-		fs.Usage()
-		return 2
+		return fs.Fail("takes one FILE, got %q", fs.Args())
 	}
 	var (
 		data []byte
@@ -52,7 +45,7 @@ func runDecode(ctx context.Context, app *App, args []string) int {
 	if err != nil {
 		return app.errorf("%v", err)
 	}
-	out, notes, err := decodePayloadNotes(data)
+	out, notes, err := payload.Readable(data)
 	if err != nil {
 		return app.errorf("%v", err)
 	}
@@ -63,273 +56,4 @@ func runDecode(ctx context.Context, app *App, args []string) int {
 		fmt.Fprintf(app.Stderr, "%s: %s\n", app.Name, n)
 	}
 	return 0
-}
-
-const jsonSpace = " \t\r\n"
-
-// decodePayload turns a payload into the indented readable document `decode` prints
-// (the --forward worker sends the same document).
-func decodePayload(data []byte) ([]byte, error) {
-	out, _, err := decodePayloadNotes(data)
-	return out, err
-}
-
-// decodePayloadNotes is decodePayload that also returns notes worth a line on stderr
-// (an encrypted command shown as stored).
-func decodePayloadNotes(data []byte) ([]byte, []string, error) {
-	lead := len(data) - len(bytes.TrimLeft(data, jsonSpace))
-	body := bytes.TrimRight(data[lead:], jsonSpace)
-	if len(body) == 0 {
-		return nil, nil, errors.New("empty input, expected a JSON payload or a serialized value")
-	}
-	var (
-		compact []byte
-		notes   []string
-	)
-	switch body[0] {
-	case '{':
-		w := envelopeWalker{dec: json.NewDecoder(bytes.NewReader(body)), base: lead, size: len(body), command: isObjectJob(body)}
-		w.dec.UseNumber()
-		if err := w.walk(); err != nil {
-			return nil, nil, err
-		}
-		compact, notes = w.out, w.notes
-	case '"':
-		var s string
-		if err := json.Unmarshal(body, &s); err != nil {
-			return nil, nil, fmt.Errorf("payload: %v", err)
-		}
-		r, err := readableCommand(s, "")
-		if err == errEncrypted {
-			return nil, nil, errors.New("the value is encrypted (ShouldBeEncrypted); decrypting it needs the APP_KEY")
-		}
-		if err != nil {
-			return nil, nil, err
-		}
-		compact = r
-	default:
-		v, err := phpser.Decode(body)
-		if err != nil {
-			return nil, nil, commandError("", err, lead)
-		}
-		if compact, err = phpser.MarshalReadable(v); err != nil {
-			return nil, nil, commandError("", err, lead)
-		}
-	}
-	var out bytes.Buffer
-	if err := json.Indent(&out, compact, "", "  "); err != nil {
-		return nil, nil, fmt.Errorf("internal error indenting output: %v", err)
-	}
-	out.WriteByte('\n')
-	return out.Bytes(), notes, nil
-}
-
-// callQueuedHandler is the `job` of every object job (jobs, listeners, mail,
-// notifications, closures).
-const callQueuedHandler = `Illuminate\Queue\CallQueuedHandler@call`
-
-// isObjectJob reports whether data.command is a serialized command: the payload of
-// an object job has `job` CallQueuedHandler@call and data.commandName beside
-// data.command. A string job (Class@method) carries the caller's data, which may hold
-// a "command" of its own; that is left as it is.
-func isObjectJob(body []byte) bool {
-	var env map[string]json.RawMessage
-	if json.Unmarshal(body, &env) != nil {
-		return true // the walk reports what is wrong with the JSON
-	}
-	var job string
-	if raw, ok := env["job"]; ok && json.Unmarshal(raw, &job) == nil && job == callQueuedHandler {
-		return true
-	}
-	var data map[string]json.RawMessage
-	if json.Unmarshal(env["data"], &data) != nil {
-		return false
-	}
-	_, named := data["commandName"]
-	return named
-}
-
-// errEncrypted marks a ShouldBeEncrypted command: not malformed, just unreadable
-// without the application key.
-var errEncrypted = errors.New("encrypted")
-
-// encrypted reports whether s is what Laravel's Encrypter writes: base64 of a JSON
-// object with iv, value and mac.
-func encrypted(s string) bool {
-	if !strings.HasPrefix(s, "eyJ") {
-		return false
-	}
-	raw, err := base64.StdEncoding.DecodeString(s)
-	if err != nil {
-		return false
-	}
-	var e struct{ IV, Value, MAC *string }
-	return json.Unmarshal(raw, &e) == nil && e.IV != nil && e.Value != nil && e.MAC != nil
-}
-
-// readableCommand decodes a serialized command and returns its readable JSON.
-func readableCommand(s, where string) ([]byte, error) {
-	v, err := phpser.DecodeString(s)
-	if err != nil {
-		if encrypted(s) {
-			return nil, errEncrypted
-		}
-		return nil, commandError(where, err, 0)
-	}
-	out, err := phpser.MarshalReadable(v)
-	if err != nil {
-		return nil, commandError(where, err, 0)
-	}
-	return out, nil
-}
-
-// commandError words a decoding error as "<where>: <what> at offset N" (where is
-// empty for a bare serialized value).
-func commandError(where string, err error, base int) error {
-	msg := strings.TrimPrefix(err.Error(), "phpser: ")
-	var se *phpser.SyntaxError
-	if errors.As(err, &se) {
-		msg = fmt.Sprintf("%s at offset %d", se.Msg, se.Offset+base)
-	}
-	if where == "" {
-		return errors.New(msg)
-	}
-	return errors.New(where + ": " + msg)
-}
-
-// envelopeWalker copies the payload JSON token by token, so that key order, number
-// spelling and {} versus [] stay exactly as they are, and replaces data.command.
-type envelopeWalker struct {
-	dec     *json.Decoder
-	out     []byte
-	base    int  // bytes trimmed before the JSON, for error offsets
-	size    int  // length of the JSON text
-	command bool // data.command is a serialized command to show
-	notes   []string
-}
-
-func (w *envelopeWalker) walk() error {
-	tok, err := w.token()
-	if err != nil {
-		return err
-	}
-	if err := w.value(tok, nil); err != nil {
-		return err
-	}
-	if _, err := w.dec.Token(); err != io.EOF {
-		return fmt.Errorf("payload: unexpected data after the JSON object at offset %d", w.base+int(w.dec.InputOffset()))
-	}
-	return nil
-}
-
-func (w *envelopeWalker) token() (json.Token, error) {
-	tok, err := w.dec.Token()
-	if err == nil {
-		return tok, nil
-	}
-	var se *json.SyntaxError
-	switch {
-	case errors.As(err, &se):
-		return nil, fmt.Errorf("payload: %s at offset %d", strings.TrimPrefix(se.Error(), "json: "), w.base+int(se.Offset))
-	case err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF):
-		return nil, fmt.Errorf("payload: unexpected end of JSON input at offset %d", w.base+w.size)
-	}
-	return nil, fmt.Errorf("payload: %v", err)
-}
-
-// value copies one JSON value whose first token is tok. path holds the object keys
-// leading to it; only ["data", "command"] is rewritten.
-func (w *envelopeWalker) value(tok json.Token, path []string) error {
-	switch t := tok.(type) {
-	case json.Delim:
-		switch t {
-		case '{':
-			w.out = append(w.out, '{')
-			for i := 0; w.dec.More(); i++ {
-				kt, err := w.token()
-				if err != nil {
-					return err
-				}
-				key, ok := kt.(string)
-				if !ok {
-					return fmt.Errorf("payload: expected an object key at offset %d", w.base+int(w.dec.InputOffset()))
-				}
-				if i > 0 {
-					w.out = append(w.out, ',')
-				}
-				w.out = appendReadableJSONString(w.out, key)
-				w.out = append(w.out, ':')
-				vt, err := w.token()
-				if err != nil {
-					return err
-				}
-				sub := append(path[:len(path):len(path)], key)
-				if s, isStr := vt.(string); isStr && w.command && len(sub) == 2 && sub[0] == "data" && sub[1] == "command" {
-					r, err := readableCommand(s, "data.command")
-					if err == errEncrypted {
-						// Show the envelope anyway, with the command as stored.
-						w.notes = append(w.notes, "data.command is encrypted (ShouldBeEncrypted) and shown as stored; decrypting it needs the APP_KEY")
-						w.out = appendReadableJSONString(w.out, s)
-						continue
-					}
-					if err != nil {
-						return err
-					}
-					w.out = append(w.out, r...)
-					continue
-				}
-				if err := w.value(vt, sub); err != nil {
-					return err
-				}
-			}
-			if _, err := w.token(); err != nil {
-				return err
-			}
-			w.out = append(w.out, '}')
-		case '[':
-			w.out = append(w.out, '[')
-			for i := 0; w.dec.More(); i++ {
-				if i > 0 {
-					w.out = append(w.out, ',')
-				}
-				et, err := w.token()
-				if err != nil {
-					return err
-				}
-				// Inside a list no key path leads to data.command any more.
-				if err := w.value(et, append(path[:len(path):len(path)], "[]")); err != nil {
-					return err
-				}
-			}
-			if _, err := w.token(); err != nil {
-				return err
-			}
-			w.out = append(w.out, ']')
-		default:
-			return fmt.Errorf("payload: unexpected %q at offset %d", string(t), w.base+int(w.dec.InputOffset()))
-		}
-	case string:
-		w.out = appendReadableJSONString(w.out, t)
-	case json.Number:
-		w.out = append(w.out, t...)
-	case bool:
-		w.out = strconv.AppendBool(w.out, t)
-	case nil:
-		w.out = append(w.out, "null"...)
-	default:
-		return fmt.Errorf("payload: unexpected token %v", t)
-	}
-	return nil
-}
-
-// appendReadableJSONString writes s the way the readable form writes strings: '/'
-// and non-ASCII unescaped. json.Decoder hands over valid UTF-8 only, so the result
-// is always a plain JSON string.
-func appendReadableJSONString(dst []byte, s string) []byte {
-	b, err := phpser.MarshalReadable(phpser.String(s))
-	if err != nil || len(b) == 0 || b[0] != '"' {
-		q, _ := json.Marshal(s)
-		return append(dst, q...)
-	}
-	return append(dst, b...)
 }

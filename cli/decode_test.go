@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/laraq/laraq/internal/testenv"
+	"github.com/laraq/laraq/payload"
 	"github.com/laraq/laraq/phpser"
 )
 
@@ -370,7 +371,7 @@ func FuzzDecodePayload(f *testing.F) {
 	}
 	f.Add([]byte(`a:1:{i:0;s:1:"x";}`))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		out, err := decodePayload(in)
+		out, _, err := payload.Readable(in)
 		if err != nil {
 			if strings.Contains(err.Error(), "\n") {
 				t.Fatalf("multi-line error %q", err)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -15,8 +14,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/laraq/laraq"
+	"github.com/laraq/laraq/laravel"
 	"github.com/laraq/laraq/phpser"
-	"github.com/laraq/laraq/producer"
 )
 
 func init() {
@@ -49,21 +49,20 @@ onQueue() and delay(): they set those properties, unless the given properties al
 set them, and always decide where the job goes.`
 
 func runDispatch(ctx context.Context, app *App, args []string) int {
-	fs := app.newFlagSet("dispatch", dispatchUsage)
-	af := addAppFlags(fs, false, false)
+	fs := app.NewFlagSet("dispatch", dispatchUsage)
+	af := addAppFlags(fs.FlagSet, false, false)
 	propsFile := fs.String("props", "", "JSON `file` with the job's properties (- for stdin)")
 	var delay string
 	var delaySet bool
 	fs.Var(stringFlag{&delay, &delaySet}, "delay", "delay the job by `SECONDS` (sets the delay property like ->delay())")
 	noQueueable := fs.Bool("no-queueable", false, "do not add the InteractsWithQueue/Queueable properties")
-	connection := fs.String("connection", "", "Laravel queue connection `name` the job is for (default: LARAQ_CONNECTION, else \""+producer.DefaultConnection+"\")")
+	connection := fs.String("connection", "", "Laravel queue connection `name` the job is for (default: LARAQ_CONNECTION, else \""+laraq.DefaultConnectionName+"\")")
 	positional, rc := parseInterleaved(fs, args)
 	if rc >= 0 {
 		return rc
 	}
 	if len(positional) > 1 {
-		fs.Usage()
-		return 2
+		return fs.Fail("takes one CLASS, got %q", positional)
 	}
 	class := ""
 	if len(positional) == 1 {
@@ -72,10 +71,6 @@ func runDispatch(ctx context.Context, app *App, args []string) int {
 	cfg, err := af.load(app)
 	if err != nil {
 		return app.errorf("%v", err)
-	}
-	lv, err := producer.ParseLaravel(af.payloadVersion(app, cfg))
-	if err != nil {
-		return app.errorf("--laravel-version: %v", err)
 	}
 	var delaySecs int64
 	if delaySet {
@@ -101,44 +96,38 @@ func runDispatch(ctx context.Context, app *App, args []string) int {
 		return app.errorf("%v", err)
 	}
 	if !*noQueueable {
-		cmd = phpser.NewObject(cmd.Class(), producer.CompleteQueueable(cmd.Entries(), lv.QueueableProps())...)
+		cmd = phpser.NewObject(cmd.Class(), laraq.CompleteQueueable(cmd.Entries(), cfg.Release.QueueableProps())...)
 	}
 
-	var opts []producer.Option
+	var opts []laraq.DispatchOption
 	if af.conn.queueSet {
 		queues, err := af.queues()
 		if err != nil {
 			return app.errorf("%v", err)
 		}
 		if isSet(cmd, "queue") {
-			opts = append(opts, producer.PushOn(queues[0]))
+			opts = append(opts, laraq.PushOn(queues[0]))
 		} else {
-			opts = append(opts, producer.Queue(queues[0]))
+			opts = append(opts, laraq.OnQueue(queues[0]))
 		}
 	}
 	if delaySet {
 		d := time.Duration(delaySecs) * time.Second
 		if isSet(cmd, "delay") {
-			opts = append(opts, producer.Later(d))
+			opts = append(opts, laraq.Later(d))
 		} else {
-			opts = append(opts, producer.Delay(d))
+			opts = append(opts, laraq.Delay(d))
 		}
 	}
-	if *connection == "" {
-		*connection = cfg.Connection
-	}
-	c, err := connect(cfg)
+	conn, err := af.connect(ctx, cfg, laravel.ConnectOptions{WithoutFailedStore: true})
 	if err != nil {
 		return app.errorf("%v", err)
 	}
-	defer c.Close()
-	p, err := producer.New(c.clients.Queue, producer.Config{
-		Prefix:          cfg.Prefix,
-		ClusterHashTags: clusterHashTags(cfg),
-		Connection:      *connection,
-		DefaultQueue:    cfg.Queue,
-		Version:         lv.PayloadVersion(),
-	})
+	defer conn.Close()
+	if *connection != "" {
+		conn.Name = *connection
+	}
+	p, err := laraq.NewDispatcher(conn)
 	if err != nil {
 		return app.errorf("%v", err)
 	}
@@ -152,9 +141,9 @@ func runDispatch(ctx context.Context, app *App, args []string) int {
 
 // parseInterleaved parses flags that may come before or after the positional
 // arguments (`dispatch App\Jobs\X --props f.json`), which flag.Parse alone stops at.
-func parseInterleaved(fs *flag.FlagSet, args []string) (positional []string, rc int) {
+func parseInterleaved(fs *FlagSet, args []string) (positional []string, rc int) {
 	for {
-		if rc := parseFlags(fs, args); rc >= 0 {
+		if rc := fs.Parse(args); rc >= 0 {
 			return nil, rc
 		}
 		rest := fs.Args()
@@ -195,7 +184,7 @@ func commandFromProps(class string, props []byte) (*phpser.Value, error) {
 			return nil, fmt.Errorf("%q is not a PHP class name", class)
 		}
 	}
-	lead := len(props) - len(bytes.TrimLeft(props, jsonSpace))
+	lead := len(props) - len(bytes.TrimLeft(props, " \t\r\n"))
 	props = bytes.TrimSpace(props)
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(props, &top); err != nil {

@@ -87,7 +87,8 @@ func TestDispatchMatchesLaravel(t *testing.T) {
 	goIDs := make([]string, len(cases))
 	var reqs []any
 	for i, c := range cases {
-		args := []string{"dispatch", "--redis", redisURL, "--prefix", prefix}
+		// The release is named: these payloads are compared with Laravel 8.83's bytes.
+		args := []string{"dispatch", "--redis", redisURL, "--prefix", prefix, "--laravel-version", "8.83"}
 		if c.class != "" {
 			args = append(args, c.class)
 		}
@@ -137,7 +138,7 @@ func TestDispatchMatchesLaravel(t *testing.T) {
 	if rc != 0 {
 		t.Fatalf("decode: %s", errOut)
 	}
-	out, errOut, rc := runCLI(t, []byte(decoded), "dispatch", "--redis", redisURL, "--prefix", prefix, "--props", "-")
+	out, errOut, rc := runCLI(t, []byte(decoded), "dispatch", "--redis", redisURL, "--prefix", prefix, "--laravel-version", "8.83", "--props", "-")
 	if rc != 0 {
 		t.Fatalf("dispatch of decode output: %s", errOut)
 	}
@@ -352,7 +353,7 @@ func TestDispatchFlags(t *testing.T) {
 	client := r.Client(t, 0)
 	prefix := testenv.Prefix(t)
 	url := fmt.Sprintf("redis://%s/0", r.Addr)
-	base := []string{"dispatch", "--redis", url, "--prefix", prefix}
+	base := []string{"dispatch", "--redis", url, "--prefix", prefix, "--laravel-version", "8.83"}
 
 	// Flags after CLASS, a --queue that sets the property, --no-queueable.
 	out, errOut, rc := runCLI(t, []byte(`{"a": 1}`), append(base, `App\Jobs\X`, "--props", "-", "--queue", "q1")...)
@@ -407,7 +408,7 @@ func TestDispatchFlags(t *testing.T) {
 		{[]string{"--delay", "-1", "X"}, "--delay"},
 		{[]string{"--delay", "1.5", "X"}, "--delay"},
 		{[]string{"--queue", "a,b", "X"}, "takes one queue"},
-		{[]string{"--laravel-version", "7", "X"}, "Laravel 8 and later"},
+		{[]string{"--laravel-version", "5.7", "X"}, "Laravel 5.8 and later"},
 		{[]string{"--props", "/nonexistent/props.json", "X"}, "--props"},
 		{[]string{"--connection", "other", "X"}, ""},
 	} {

@@ -5,18 +5,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"log/slog"
-	"os"
-	"path/filepath"
-	"reflect"
-	"runtime"
-	"strconv"
 	"strings"
+	"time"
 
-	"github.com/laraq/laraq/config"
-	"github.com/laraq/laraq/failed"
-	"github.com/laraq/laraq/internal/rdb"
-	"github.com/redis/go-redis/v9"
+	"github.com/laraq/laraq"
+	"github.com/laraq/laraq/laravel"
 )
 
 // appFlags point a command at a Laravel application: the connection flags of conn.go
@@ -24,14 +17,15 @@ import (
 // config.Load. A connection flag given on the command line wins over the application's
 // .env and the LARAQ_* environment; one not given leaves the application's value.
 type appFlags struct {
-	fs       *flag.FlagSet
-	conn     *connFlags
-	envFile  string
-	root     string
-	version  string
-	database string
-	table    string
-	cachePfx string
+	fs          *flag.FlagSet
+	conn        *connFlags
+	envFile     string
+	root        string
+	version     string
+	database    string
+	table       string
+	cachePfx    string
+	createTable bool
 }
 
 // addAppFlags registers the flags. withFailed adds --database and --table.
@@ -51,8 +45,9 @@ func addAppFlags(fs *flag.FlagSet, multiQueue, withFailed bool) *appFlags {
 	if withFailed {
 		fs.StringVar(&a.database, "database", "", "failed-job database `DSN`: sqlite:PATH, mysql://user:pass@host:port/db, postgres://…, or null\n"+
 			"(default: LARAQ_DATABASE, else the application's QUEUE_FAILED_DRIVER and DB_* settings,\n"+
-			"else the local file "+localFailedHelp+")")
+			"else the local file "+laravel.LocalFailedFile+")")
 		fs.StringVar(&a.table, "table", "", "failed-job `table` (default: LARAQ_QUEUE_FAILED_TABLE, else QUEUE_FAILED_TABLE, else failed_jobs)")
+		fs.BoolVar(&a.createTable, "create-failed-table", false, "create the failed-job table with Laravel's schema when it is missing (default: the application's\nmigration owns it, and a missing table is an error)")
 	}
 	return a
 }
@@ -68,7 +63,7 @@ var flagKeys = map[string]string{
 }
 
 // load reads the configuration and prints its warnings on stderr.
-func (a *appFlags) load(app *App) (*config.Config, error) {
+func (a *appFlags) load(app *App) (*laravel.Config, error) {
 	flags := map[string]string{}
 	a.fs.Visit(func(f *flag.Flag) {
 		if k, ok := flagKeys[f.Name]; ok {
@@ -78,11 +73,11 @@ func (a *appFlags) load(app *App) (*config.Config, error) {
 	if a.conn.queueSet && !a.conn.multi {
 		flags["LARAQ_REDIS_QUEUE"] = a.conn.queue
 	}
-	cfg, err := config.Load(config.Sources{
-		EnvFile:     a.envFile,
-		LaravelRoot: a.root,
-		Getenv:      app.Getenv,
-		Flags:       flags,
+	cfg, err := laravel.Load(laravel.App{
+		EnvFile: a.envFile,
+		Root:    a.root,
+		Getenv:  app.Getenv,
+		Flags:   flags,
 	})
 	if err != nil {
 		return nil, flagNames(err)
@@ -114,118 +109,34 @@ func flagNames(err error) error {
 	return errors.New(msg)
 }
 
-// redisConn is an open connection to the application's Redis: the queue and cache
-// clients and the queue operations on them.
-type redisConn struct {
-	cfg     *config.Config
-	clients *config.Clients
-	rdb     *rdb.RDB
+// connect opens the application's Redis clients (and, unless told otherwise, its
+// failed-job store) as laravel.Connect does, so the CLI and a library user of the same
+// application share the same connection.
+func (a *appFlags) connect(ctx context.Context, cfg *laravel.Config, opts laravel.ConnectOptions) (*laraq.Connection, error) {
+	opts.CreateFailedTable = opts.CreateFailedTable || a.createTable
+	conn, err := cfg.Connect(ctx, opts)
+	if err != nil {
+		return nil, flagNames(err)
+	}
+	return conn, nil
 }
 
-// connect builds the clients for cfg with go-redis' default pool (go-redis dials on
-// first use).
-func connect(cfg *config.Config) (*redisConn, error) { return connectPool(cfg, 0, 0) }
+// clock is the commands' clock (the queue:restart timestamp, job ages, retryUntil
+// checks); tests set it.
+var clock = time.Now
 
-// connectPool is connect with pools of at least queuePool and cachePool connections
-// (0: go-redis' default), so that a worker running many jobs at once never waits for a
-// connection of its own pool.
-func connectPool(cfg *config.Config, queuePool, cachePool int) (*redisConn, error) {
-	clients, err := newClients(cfg, queuePool, cachePool)
+// admin opens the application's Redis (no failed-job store) for the admin API.
+func (a *appFlags) admin(ctx context.Context, app *App, cfg *laravel.Config) (*laraq.Admin, func(), error) {
+	conn, err := a.connect(ctx, cfg, laravel.ConnectOptions{WithoutFailedStore: true})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	r, err := rdb.New(clients.Queue, rdb.Options{
-		Prefix:          cfg.Prefix,
-		ClusterHashTags: clusterHashTags(cfg),
-		Cache:           rdb.CacheOptions{Client: clients.Cache, Keys: cfg.CacheKeys()},
-	})
+	admin, err := laraq.NewAdmin(conn, laraq.WithClock(clock))
 	if err != nil {
-		clients.Close()
-		return nil, err
+		conn.Close()
+		return nil, nil, err
 	}
-	return &redisConn{cfg: cfg, clients: clients, rdb: r}, nil
-}
-
-// clusterHashTags says whether queue names get a hash tag: Laravel 13.5+ wraps them on
-// cluster connections; earlier versions need {name} queues, which rdb leaves alone.
-func clusterHashTags(cfg *config.Config) bool {
-	return cfg.Redis.Cluster && cfg.LaravelVersion >= 13
-}
-
-// newClients is cfg.NewClients with pool sizes. One client serves both connections when
-// they are the same database, with room for both pools.
-func newClients(cfg *config.Config, queuePool, cachePool int) (*config.Clients, error) {
-	if queuePool <= 0 && cachePool <= 0 {
-		return cfg.NewClients()
-	}
-	qo, err := cfg.Redis.UniversalOptions()
-	if err != nil {
-		return nil, err
-	}
-	if reflect.DeepEqual(cfg.Redis, cfg.CacheRedis) {
-		qo.PoolSize = poolSize(queuePool + cachePool)
-		c := redis.NewUniversalClient(qo)
-		return &config.Clients{Queue: c, Cache: c}, nil
-	}
-	co, err := cfg.CacheRedis.UniversalOptions()
-	if err != nil {
-		return nil, err
-	}
-	qo.PoolSize, co.PoolSize = poolSize(queuePool), poolSize(cachePool)
-	return &config.Clients{Queue: redis.NewUniversalClient(qo), Cache: redis.NewUniversalClient(co)}, nil
-}
-
-// poolSize is need, or go-redis' default (10 per CPU) when that is larger.
-func poolSize(need int) int {
-	return max(need, 10*runtime.GOMAXPROCS(0))
-}
-
-func (c *redisConn) Close() error { return c.clients.Close() }
-
-// localFailedHelp is how --help names the local failed-job file.
-const localFailedHelp = "$XDG_DATA_HOME/laraq/failed.sqlite (~/.local/share/laraq/failed.sqlite)"
-
-// failedDSN decides where failed jobs are kept: --database or LARAQ_DATABASE; else the
-// failed-job table of the application (its QUEUE_FAILED_DRIVER and DB_* settings, when
-// something, not just the skeleton defaults, names them), so that `php artisan
-// queue:failed` and `queue:retry` see laraq's failures; else a SQLite file of the user's
-// own. local reports the last case, where PHP does not see the records.
-func (a *appFlags) failedDSN(app *App, cfg *config.Config) (dsn string, local bool, err error) {
-	// With --laravel-root even the skeleton's DB_CONNECTION default names a real database
-	// (11.x: database/database.sqlite of that application).
-	if cfg.FailedDatabase != "" && (cfg.Origins["FailedDatabase"] != "DB_* (default)" || a.root != "") {
-		return cfg.FailedDatabase, false, nil
-	}
-	dir := app.Getenv("XDG_DATA_HOME")
-	if dir == "" || !filepath.IsAbs(dir) {
-		home := app.Getenv("HOME")
-		if home == "" {
-			return "", false, errors.New("no failed-job database: pass --database DSN (or null), or --laravel-root / --env-file of an application with DB_* settings")
-		}
-		dir = filepath.Join(home, ".local", "share")
-	}
-	return "sqlite:" + filepath.Join(dir, "laraq", "failed.sqlite"), true, nil
-}
-
-// openFailed opens the failed-job store failedDSN names, creating the directory of the
-// local file.
-func (a *appFlags) openFailed(ctx context.Context, app *App, cfg *config.Config, logger *slog.Logger) (store failed.Store, dsn string, local bool, err error) {
-	dsn, local, err = a.failedDSN(app, cfg)
-	if err != nil {
-		return nil, "", false, err
-	}
-	if local {
-		if err := os.MkdirAll(filepath.Dir(strings.TrimPrefix(dsn, "sqlite:")), 0o700); err != nil {
-			return nil, "", false, fmt.Errorf("failed-job store: %w", err)
-		}
-	}
-	opts := cfg.FailedOptions()
-	opts.Logger = logger
-	store, err = failed.Open(ctx, dsn, opts)
-	if err != nil {
-		return nil, "", false, fmt.Errorf("failed-job store %s: %w", config.RedactDSN(dsn), err)
-	}
-	return store, dsn, local, nil
+	return admin, func() { conn.Close() }, nil
 }
 
 // splitConnectionQueue reads Laravel 12's `[connection:]queue` argument.
@@ -234,21 +145,4 @@ func splitConnectionQueue(arg, defaultConnection string) (connection, queue stri
 		return c, q
 	}
 	return defaultConnection, arg
-}
-
-// payloadVersion is the Laravel release whose payload shapes `dispatch` writes:
-// --laravel-version or LARAQ_LARAVEL_VERSION as given (minor releases matter there, e.g.
-// 12.51), else the application's major version when something names it (its framework,
-// not a guess from its .env keys), else 8, whose payloads every Laravel 8+ worker reads.
-func (a *appFlags) payloadVersion(app *App, cfg *config.Config) string {
-	if a.version != "" {
-		return a.version
-	}
-	if v := app.Getenv(config.EnvPrefix + "LARAVEL_VERSION"); v != "" {
-		return v
-	}
-	if o := cfg.Origins["LaravelVersion"]; o != "default" && !strings.HasPrefix(o, config.VersionInferred) {
-		return strconv.Itoa(cfg.LaravelVersion)
-	}
-	return "8"
 }

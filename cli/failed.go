@@ -10,9 +10,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/laraq/laraq/config"
+	"github.com/laraq/laraq"
 	"github.com/laraq/laraq/failed"
-	"github.com/laraq/laraq/payload"
+	"github.com/laraq/laraq/failed/database"
+	"github.com/laraq/laraq/laravel"
 )
 
 func init() {
@@ -42,9 +43,6 @@ pushed to this Redis connection whatever connection its record names (a warning 
 when it is not --connection). Unlike queue:retry, laraq cannot call the job class'
 retryUntil() to refresh an expired retryUntil: it warns instead.`
 
-// failedNow is the clock for retryUntil checks.
-var failedNow = time.Now
-
 // failedRow is a failed job as `failed list --json` prints it.
 type failedRow struct {
 	ID         string          `json:"id"`
@@ -57,8 +55,8 @@ type failedRow struct {
 }
 
 func runFailed(ctx context.Context, app *App, args []string) int {
-	fs := app.newFlagSet("failed", failedUsage)
-	af := addAppFlags(fs, false, true)
+	fs := app.NewFlagSet("failed", failedUsage)
+	af := addAppFlags(fs.FlagSet, false, true)
 	asJSON := fs.Bool("json", false, "print JSON")
 	hours := fs.Int("hours", 0, "flush: only jobs that failed more than `N` hours ago")
 	connFlag := fs.String("connection", "", "retry: the queue `connection` laraq's Redis is (default: LARAQ_CONNECTION or \"redis\")")
@@ -69,20 +67,17 @@ func runFailed(ctx context.Context, app *App, args []string) int {
 		return rc
 	}
 	if len(pos) == 0 {
-		fs.Usage()
-		return 2
+		return fs.Fail("which: list, show ID, retry ID..., forget ID or flush?")
 	}
 	sub, ids := pos[0], pos[1:]
 	switch sub {
 	case "list", "flush":
 		if len(ids) > 0 {
-			fs.Usage()
-			return 2
+			return fs.Fail("%s takes no ID, got %q", sub, ids)
 		}
 	case "show", "forget":
 		if len(ids) != 1 {
-			fs.Usage()
-			return 2
+			return fs.Fail("%s takes one ID, got %q", sub, ids)
 		}
 	case "retry":
 	default:
@@ -92,12 +87,19 @@ func runFailed(ctx context.Context, app *App, args []string) int {
 	if err != nil {
 		return app.errorf("%v", err)
 	}
-	store, _, _, err := af.openFailed(ctx, app, cfg, nil)
+	conn, err := af.connect(ctx, cfg, laravel.ConnectOptions{})
 	if err != nil {
 		return app.errorf("%v", err)
 	}
-	defer store.Close()
-	f := &failedCmd{app: app, cfg: cfg, store: store, json: *asJSON}
+	defer conn.Close()
+	if *connFlag != "" {
+		conn.Name = *connFlag
+	}
+	store := conn.Failed
+	if store == nil {
+		store = failed.NewNull()
+	}
+	f := &failedCmd{app: app, cfg: cfg, conn: conn, store: store, json: *asJSON}
 	switch sub {
 	case "list":
 		return f.list(ctx)
@@ -108,27 +110,24 @@ func runFailed(ctx context.Context, app *App, args []string) int {
 	case "flush":
 		return f.flush(ctx, *hours)
 	}
-	connection := cfg.Connection
-	if *connFlag != "" {
-		connection = *connFlag
-	}
 	queue := ""
 	if af.conn.queueSet {
 		queue = af.conn.queue
 	}
-	return f.retry(ctx, ids, queue, ranges, connection)
+	return f.retry(ctx, ids, queue, ranges)
 }
 
 type failedCmd struct {
 	app   *App
-	cfg   *config.Config
+	cfg   *laravel.Config
+	conn  *laraq.Connection
 	store failed.Store
 	json  bool
 }
 
 func (f *failedCmd) row(r *failed.Record, full bool) failedRow {
 	row := failedRow{ID: r.ID, Connection: r.Connection, Queue: r.Queue, Class: failedJobClass(r.Payload),
-		FailedAt: r.FailedAt.Format(failed.DateFormat)}
+		FailedAt: r.FailedAt.Format(database.DateFormat)}
 	if full {
 		row.Exception = r.Exception
 		if json.Valid(r.Payload) {
@@ -275,7 +274,7 @@ func (f *failedCmd) retryIDs(ctx context.Context, ids []string, queue string, ra
 	return out, nil
 }
 
-func (f *failedCmd) retry(ctx context.Context, ids []string, queue string, ranges []string, connection string) int {
+func (f *failedCmd) retry(ctx context.Context, ids []string, queue string, ranges []string) int {
 	ids, err := f.retryIDs(ctx, ids, queue, ranges)
 	if err != nil {
 		return f.app.errorf("%v", err)
@@ -283,15 +282,14 @@ func (f *failedCmd) retry(ctx context.Context, ids []string, queue string, range
 	if len(ids) == 0 {
 		return f.app.errorf("no failed job to retry: give IDs, 'all' or --queue")
 	}
-	c, err := connect(f.cfg)
+	admin, err := laraq.NewAdmin(f.conn, laraq.WithClock(clock))
 	if err != nil {
 		return f.app.errorf("%v", err)
 	}
-	defer c.Close()
 	var results []retryResult
 	failures := 0
 	for _, id := range ids {
-		res := f.retryOne(ctx, c, id, connection)
+		res := f.retryOne(ctx, admin, id)
 		if res.Error != "" {
 			failures++
 			if !f.json {
@@ -313,41 +311,18 @@ func (f *failedCmd) retry(ctx context.Context, ids []string, queue string, range
 	return 0
 }
 
-func (f *failedCmd) retryOne(ctx context.Context, c *redisConn, id, connection string) retryResult {
+func (f *failedCmd) retryOne(ctx context.Context, admin *laraq.Admin, id string) retryResult {
 	res := retryResult{ID: id}
-	rec, err := f.store.Find(ctx, id)
+	done, err := admin.Retry(ctx, id)
+	for _, w := range done.Warnings {
+		f.warn("%s", w)
+	}
+	res.Queue = done.Queue
 	if err != nil {
-		res.Error = err.Error()
-		return res
-	}
-	if rec == nil {
-		res.Error = fmt.Sprintf("Unable to find failed job with ID [%s].", id)
-		return res
-	}
-	res.Queue = rec.Queue
-	if rec.Connection != connection {
-		f.warn("failed job [%s] was recorded on connection %q; it is pushed to laraq's Redis connection (%q, queue %q)",
-			id, rec.Connection, connection, rec.Queue)
-	}
-	body, err := payload.ResetForRetry(rec.Payload)
-	if err != nil {
-		res.Error = fmt.Sprintf("failed job [%s] cannot be retried: %v", id, err)
-		return res
-	}
-	if env, err := payload.Parse(body); err == nil && env.RetryUntil != nil && *env.RetryUntil <= failedNow().Unix() {
-		f.warn("failed job [%s] has retryUntil %s, already past: queue:retry would ask the PHP job class for a fresh one; laraq keeps it, so the job fails again at once unless its class has no retryUntil()",
-			id, time.Unix(*env.RetryUntil, 0).In(f.cfg.Location).Format(failed.DateFormat))
-	}
-	if err := c.rdb.Push(ctx, rec.Queue, body); err != nil {
-		res.Error = fmt.Sprintf("failed job [%s]: push to queue %s: %v", id, rec.Queue, err)
+		res.Error = strings.TrimPrefix(err.Error(), laraq.ErrNoFailedJob.Error()+": ")
 		return res
 	}
 	res.Pushed = true
-	// As RetryCommand: the record is forgotten after the push. If this fails the job is
-	// queued and still listed; forgetting it by hand is safe.
-	if _, err := f.store.Forget(ctx, id); err != nil {
-		f.warn("failed job [%s] was pushed but its record could not be deleted: %v", id, err)
-	}
 	return res
 }
 

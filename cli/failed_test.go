@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/laraq/laraq/failed"
+	"github.com/laraq/laraq/failed/database"
 	"github.com/laraq/laraq/internal/rdb"
 	"github.com/laraq/laraq/internal/testenv"
 )
@@ -121,7 +122,7 @@ func failedRoundTrip(t *testing.T, newDSN func(testing.TB) string) {
 	}
 
 	env := map[string]string{"LARAQ_REDIS_URL": "redis://" + srv.Addr + "/0", "LARAQ_REDIS_PREFIX": prefixA}
-	db := []string{"--database", dsnA}
+	db := []string{"--database", dsnA, "--create-failed-table"}
 
 	// list: byte for byte what queue:failed prints.
 	want := artisan(t, phpA, "queue:failed", nil)
@@ -253,9 +254,9 @@ func TestFailedRetryWarningsAndErrors(t *testing.T) {
 	prefix := testenv.Prefix(t)
 	dsn := testenv.SQLite(t)
 	env := map[string]string{"LARAQ_REDIS_URL": "redis://" + srv.Addr + "/0", "LARAQ_REDIS_PREFIX": prefix}
-	db := []string{"--database", dsn}
+	db := []string{"--database", dsn, "--create-failed-table"}
 
-	// An empty table (created by laraq on SQLite) lists as queue:failed does.
+	// An empty table (created by laraq, as asked) lists as queue:failed does.
 	out, _, rc := opsCLI(t, "", env, append([]string{"failed", "list"}, db...)...)
 	if rc != 0 || out != "No failed jobs!\n" {
 		t.Fatalf("empty list: %d %q", rc, out)
@@ -316,7 +317,7 @@ func TestFailedJobClass(t *testing.T) {
 
 func openStore(t *testing.T, dsn string) failed.Store {
 	t.Helper()
-	s, err := failed.Open(context.Background(), dsn, failed.Options{})
+	s, err := database.Open(context.Background(), dsn, database.Options{CreateTable: database.CreateIfMissing})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/laraq/laraq/handlers"
+	"github.com/laraq/laraq"
+	"github.com/laraq/laraq/payload"
 )
 
 // forwarder sends jobs to an HTTP service.
@@ -48,10 +49,10 @@ type forwardRequest struct {
 
 // Handle posts the job and maps the answer to an outcome. The request ends with ctx,
 // i.e. at the job's timeout.
-func (f *forwarder) Handle(ctx context.Context, job *handlers.Job) error {
-	readable, err := decodePayload(job.Raw)
+func (f *forwarder) Handle(ctx context.Context, job *laraq.JobInfo) error {
+	readable, _, err := payload.Readable(job.Raw)
 	if err != nil {
-		return &handlers.DecodeError{Class: job.Class, Path: "payload", Err: err}
+		return &laraq.DecodeError{Class: job.Class, Path: "payload", Err: err}
 	}
 	body, err := json.Marshal(forwardRequest{
 		ID: job.ID, UUID: job.UUID, Attempt: job.Attempt, Queue: job.Queue, Connection: job.Connection,
@@ -81,7 +82,7 @@ func (f *forwarder) Handle(ctx context.Context, job *handlers.Job) error {
 	}
 	if ra := resp.Header.Get("Retry-After"); ra != "" {
 		if secs, err := strconv.Atoi(strings.TrimSpace(ra)); err == nil && secs >= 0 {
-			return handlers.Release(time.Duration(secs) * time.Second)
+			return laraq.ReleaseAfter(time.Duration(secs) * time.Second)
 		}
 	}
 	line, _ := bufio.NewReader(io.LimitReader(resp.Body, 4096)).ReadString('\n')

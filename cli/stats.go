@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
-
-	"github.com/laraq/laraq/payload"
 )
 
 func init() {
@@ -29,28 +27,25 @@ The Redis connection and prefix come from the Laravel application (--laravel-roo
 --env-file, then LARAQ_* variables), unless --redis / --prefix say otherwise; with no
 application given the prefix is empty.`
 
-// statsNow is the clock of the oldest-job age.
-var statsNow = time.Now
-
 // queueStats is one row of `stats`.
 type queueStats struct {
 	Queue    string   `json:"queue"`
 	Ready    int64    `json:"ready"`
 	Delayed  int64    `json:"delayed"`
 	Reserved int64    `json:"reserved"`
+	Invalid  int64    `json:"invalid"`                  // set aside: payloads the pop script cannot reserve
 	Oldest   *float64 `json:"oldest_ready_age_seconds"` // null when unknown or empty
 }
 
 func runStats(ctx context.Context, app *App, args []string) int {
-	fs := app.newFlagSet("stats", statsUsage)
-	af := addAppFlags(fs, true, false)
+	fs := app.NewFlagSet("stats", statsUsage)
+	af := addAppFlags(fs.FlagSet, true, false)
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
-	if rc := parseFlags(fs, args); rc >= 0 {
+	if rc := fs.Parse(args); rc >= 0 {
 		return rc
 	}
 	if fs.NArg() > 0 {
-		fs.Usage()
-		return 2
+		return fs.Fail("takes no arguments, got %q", fs.Args())
 	}
 	cfg, err := af.load(app)
 	if err != nil {
@@ -60,30 +55,26 @@ func runStats(ctx context.Context, app *App, args []string) int {
 	if err != nil {
 		return app.errorf("%v", err)
 	}
-	c, err := connect(cfg)
+	admin, closeConn, err := af.admin(ctx, app, cfg)
 	if err != nil {
 		return app.errorf("%v", err)
 	}
-	defer c.Close()
+	defer closeConn()
 	if queues == nil {
-		if queues, err = c.rdb.Queues(ctx); err != nil {
+		if queues, err = admin.Queues(ctx); err != nil {
 			return app.errorf("listing queues: %v", err)
 		}
 	}
 	rows := make([]queueStats, 0, len(queues))
 	for _, q := range queues {
-		row := queueStats{Queue: q}
-		if row.Ready, row.Delayed, row.Reserved, err = c.rdb.Sizes(ctx, q); err != nil {
+		size, err := admin.Size(ctx, q)
+		if err != nil {
 			return app.errorf("queue %s: %v", q, err)
 		}
-		if row.Ready > 0 {
-			head, err := c.rdb.OldestReady(ctx, q)
-			if err != nil {
-				return app.errorf("queue %s: %v", q, err)
-			}
-			if age, ok := payloadAge(head, statsNow()); ok {
-				row.Oldest = &age
-			}
+		row := queueStats{Queue: q, Ready: size.Ready, Delayed: size.Delayed, Reserved: size.Reserved, Invalid: size.Invalid}
+		if size.HasOldest {
+			age := size.OldestReady.Seconds()
+			row.Oldest = &age
 		}
 		rows = append(rows, row)
 	}
@@ -109,35 +100,10 @@ func runStats(ctx context.Context, app *App, args []string) int {
 			age = formatAge(time.Duration(*r.Oldest * float64(time.Second)))
 		}
 		table = append(table, []string{r.Queue, strconv.FormatInt(r.Ready, 10), strconv.FormatInt(r.Delayed, 10),
-			strconv.FormatInt(r.Reserved, 10), age})
+			strconv.FormatInt(r.Reserved, 10), strconv.FormatInt(r.Invalid, 10), age})
 	}
-	renderTable(app.Stdout, []string{"Queue", "Ready", "Delayed", "Reserved", "Oldest ready"}, table)
+	renderTable(app.Stdout, []string{"Queue", "Ready", "Delayed", "Reserved", "Invalid", "Oldest ready"}, table)
 	return 0
-}
-
-// payloadAge is how long ago a payload was queued, from createdAt (Unix seconds, Laravel
-// 12.11+) or Horizon's pushedAt ("1729411372.3932"). ok is false when it says neither.
-func payloadAge(raw []byte, now time.Time) (float64, bool) {
-	env, err := payload.Parse(raw)
-	if err != nil {
-		return 0, false
-	}
-	var at float64
-	switch {
-	case env.CreatedAt != nil:
-		at = float64(*env.CreatedAt)
-	case env.PushedAt != "":
-		if at, err = strconv.ParseFloat(env.PushedAt, 64); err != nil {
-			return 0, false
-		}
-	default:
-		return 0, false
-	}
-	age := float64(now.UnixNano())/1e9 - at
-	if age < 0 {
-		age = 0 // clocks of producer and reader differ
-	}
-	return age, true
 }
 
 // formatAge writes an age to the second: "45s", "2m13s", "3h0m5s", "2d4h".

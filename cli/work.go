@@ -12,12 +12,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/laraq/laraq/config"
-	"github.com/laraq/laraq/consumer"
-	"github.com/laraq/laraq/handlers"
-	"github.com/laraq/laraq/internal/artisanlog"
-	"github.com/laraq/laraq/internal/rdb"
-	"github.com/laraq/laraq/producer"
+	"github.com/laraq/laraq"
+	"github.com/laraq/laraq/artisanlog"
+	"github.com/laraq/laraq/laravel"
 )
 
 func init() {
@@ -111,13 +108,13 @@ type workFlags struct {
 }
 
 func runWork(ctx context.Context, app *App, args []string) int {
-	fs := app.newFlagSet("work", workUsage)
-	af := addAppFlags(fs, true, true)
+	fs := app.NewFlagSet("work", workUsage)
+	af := addAppFlags(fs.FlagSet, true, true)
 	var w workFlags
-	fs.IntVar(&w.tries, "tries", consumer.DefaultTries, "number of times to attempt a job before failing it (0: unlimited)")
+	fs.IntVar(&w.tries, "tries", laraq.DefaultTries, "number of times to attempt a job before failing it (0: unlimited)")
 	fs.StringVar(&w.backoff, "backoff", "0", "seconds to wait before retrying a job that failed, per attempt: `LIST` such as 1,5,10")
-	fs.IntVar(&w.timeout, "timeout", int(consumer.DefaultTimeout/time.Second), "`seconds` a job may run (0: no limit)")
-	fs.Float64Var(&w.sleep, "sleep", consumer.DefaultSleep.Seconds(), "`seconds` to sleep when no job is available")
+	fs.IntVar(&w.timeout, "timeout", int(laraq.DefaultTimeout/time.Second), "`seconds` a job may run (0: no limit)")
+	fs.Float64Var(&w.sleep, "sleep", laraq.DefaultSleep.Seconds(), "`seconds` to sleep when no job is available")
 	fs.StringVar(&w.blockFor, "block-for", "", "wait up to `SECONDS` on the queue for a job instead of sleeping (0: until one comes; empty: never, like block_for null)")
 	fs.IntVar(&w.maxJobs, "max-jobs", 0, "stop after this many jobs (0: no limit)")
 	fs.IntVar(&w.maxTime, "max-time", 0, "stop after this many `seconds` (0: no limit)")
@@ -125,16 +122,19 @@ func runWork(ctx context.Context, app *App, args []string) int {
 	fs.BoolVar(&w.once, "once", false, "process the next job only")
 	fs.Float64Var(&w.rest, "rest", 0, "`seconds` to rest between jobs")
 	fs.IntVar(&w.memory, "memory", 128, "stop (exit status 12) when the process uses more than this many `megabytes` (0: no limit)")
-	fs.IntVar(&w.concurrency, "concurrency", consumer.DefaultConcurrency, "jobs run at once (the Redis pools are sized for them)")
+	fs.IntVar(&w.concurrency, "concurrency", laraq.DefaultConcurrency, "jobs run at once (the Redis pools are sized for them)")
 	fs.IntVar(&w.retryAfter, "retry-after", 0, "the connection's retry_after in `seconds` (default: LARAQ_REDIS_QUEUE_RETRY_AFTER, else the\napplication's REDIS_QUEUE_RETRY_AFTER, else 90)")
 	fs.StringVar(&w.forward, "forward", "", "POST every job to this `URL` instead of running Go handlers")
 	fs.BoolVar(&w.noCache, "no-cache", false, "use no cache: no restart/pause signals, no maxExceptions")
-	fs.Float64Var(&w.shutdownGrace, "shutdown-grace", consumer.DefaultShutdownGrace.Seconds(), "`seconds` jobs in flight may still run after SIGTERM")
+	fs.Float64Var(&w.shutdownGrace, "shutdown-grace", laraq.DefaultShutdownGrace.Seconds(), "`seconds` jobs in flight may still run after SIGTERM")
 	fs.BoolVar(&w.timeoutRelease, "timeout-releases", false, "release timed-out jobs (with their backoff) instead of leaving them reserved until retry_after, as PHP does")
 	fs.BoolVar(&w.quiet, "quiet", false, "do not print a line per job")
 	fs.BoolVar(&w.verbose, "verbose", false, "show job ids in artisan lines, like queue:work -v")
+	for _, v := range []string{"v", "vv", "vvv"} { // artisan's verbosity flags
+		fs.BoolVar(&w.verbose, v, false, "same as --verbose")
+	}
 	fs.StringVar(&w.unhandled, "unhandled", "fail", "what to do with jobs no handler takes: `fail`, release or hand-back (to PHP workers); with --database null, fail means release")
-	fs.Float64Var(&w.unhandledDelay, "unhandled-delay", consumer.DefaultUnhandledDelay.Seconds(),
+	fs.Float64Var(&w.unhandledDelay, "unhandled-delay", laraq.DefaultUnhandledDelay.Seconds(),
 		"`seconds` a job no handler takes is released for (--unhandled release), or this worker leaves\nits queue to the PHP workers after handing one back (--unhandled hand-back)")
 	fs.StringVar(&w.logLevel, "log-level", "info", "`level` of the stderr log: debug, info, warn, error")
 	fs.StringVar(&w.logFormat, "log-format", string(artisanlog.Artisan), "`format` of job lines and log: artisan (Laravel 9+), artisan8, json or text; colours on a terminal")
@@ -144,8 +144,7 @@ func runWork(ctx context.Context, app *App, args []string) int {
 		return rc
 	}
 	if len(positional) > 1 {
-		fs.Usage()
-		return 2
+		return fs.Fail("takes one CONNECTION, got %q", positional)
 	}
 
 	appCfg, err := af.load(app)
@@ -157,96 +156,68 @@ func runWork(ctx context.Context, app *App, args []string) int {
 		return app.errorf("%v", err)
 	}
 	logger := out.log
-	connection := appCfg.Connection
-	if len(positional) == 1 {
-		connection = positional[0]
-	}
-	cfg, err := w.config(connection, appCfg)
+	cfg, err := w.config()
 	if err != nil {
 		return app.errorf("%v", err)
 	}
 	cfg.Logger = logger
-	// The release decides the failure messages (10.10+ texts) and the shape of the
-	// payloads a chain's next job is dispatched with; REDIS_QUEUE is where a chained job
-	// without a queue of its own goes, as onQueue() falls back to the connection's queue.
-	release := af.payloadVersion(app, appCfg)
-	if strings.HasPrefix(appCfg.Origins["LaravelVersion"], config.VersionInferred) {
-		// A major guessed from the .env keys still picks the right messages; the payload
-		// shapes it implies are those of 8.x up to 12.10 anyway.
-		release = strconv.Itoa(appCfg.LaravelVersion)
-	}
-	if cfg.Laravel, err = workerRelease(release); err != nil {
-		return app.errorf("--laravel-version: %v", err)
-	}
-	logger.Debug("laravel version", "release", cfg.Laravel.String(), "from", appCfg.Origins["LaravelVersion"])
-	cfg.DefaultQueue = appCfg.Queue
 	if af.conn.queueSet {
 		if cfg.Queues, err = af.queues(); err != nil {
 			return app.errorf("%v", err)
 		}
-	} else {
-		cfg.Queues = []string{appCfg.Queue}
+	}
+	if appCfg.Release.Guessed {
+		logger.Warn("the Laravel release is guessed, not known: name it with --laravel-version (or --laravel-root to read the framework) if the prefix or the failure texts are wrong",
+			"release", appCfg.Release.String(), "from", appCfg.Origin("Release").String(), "prefix", appCfg.Prefix)
 	}
 
 	// The pools fit the worker: a connection per running job plus popping/blocking and
 	// signals on the queue client (+ metrics scrapes), a connection per running job
 	// (maxExceptions) plus signal reads on the cache client.
-	c, err := connectPool(appCfg, cfg.Concurrency+4, cfg.Concurrency+2)
+	conn, err := af.connect(ctx, appCfg, laravel.ConnectOptions{QueuePool: cfg.Concurrency + 4, CachePool: cfg.Concurrency + 2, Logger: logger})
 	if err != nil {
 		return app.errorf("%v", err)
 	}
-	defer c.Close()
-	cfg.Prefix = appCfg.Prefix
-	cfg.ClusterHashTags = clusterHashTags(appCfg)
-	cfg.Cache = consumer.CacheConfig{
-		Disabled:    w.noCache,
-		Client:      c.clients.Cache,
-		RedisPrefix: &appCfg.Prefix,
-		Prefix:      appCfg.CachePrefix,
-		Separator:   appCfg.CacheSeparator,
+	defer conn.Close()
+	if len(positional) == 1 {
+		conn.Name = positional[0]
 	}
-	if !w.noCache {
-		cfg.Cache.AlsoWatch = watchSchemes(appCfg, connection, cfg.Queues, logger)
+	if w.retryAfter != 0 {
+		conn.RetryAfter = time.Duration(w.retryAfter) * time.Second
 	}
-
-	store, dsn, local, err := af.openFailed(ctx, app, appCfg, logger)
-	if err != nil {
-		return app.errorf("%v", err)
+	if w.blockFor != "" {
+		f, _ := strconv.ParseFloat(w.blockFor, 64)
+		conn.BlockFor = new(seconds(f))
 	}
-	defer store.Close()
-	switch {
-	case dsn == "null":
+	conn.Cache.Disabled = w.noCache
+	if conn.Failed == nil {
 		logger.Warn("failed-job store is null: failed jobs are dropped like Laravel's null failed driver, and jobs without handler are released instead")
-	case local:
+	} else if dsn, local, _ := appCfg.FailedStore(); local && af.database == "" {
 		logger.Info("failed jobs are recorded in a local file, not in the application's failed_jobs table (pass --database or --laravel-root to share them with PHP)",
 			"database", dsn)
-		cfg.Failed = store
-	default:
-		cfg.Failed = store
 	}
 
-	reg := app.Registry
+	jobs := app.Jobs
 	if w.forward != "" {
 		fw, err := newForwarder(w.forward, cfg.Concurrency)
 		if err != nil {
 			return app.errorf("--forward: %v", err)
 		}
-		reg = handlers.NewRegistry()
-		reg.Fallback(fw)
-	} else if reg.Len() == 0 {
-		logger.Warn("no Go handlers are registered in this binary: every job follows --unhandled (use --forward, or build a binary with cli.Run(registry))")
+		jobs = laraq.NewJobs()
+		jobs.Fallback(fw.Handle)
+	} else if jobs.Len() == 0 {
+		logger.Warn("no Go handlers are registered in this binary: every job follows --unhandled (use --forward, or build a binary with cli.Run(jobs))")
 	}
-	cfg.Registry = reg
 
 	obs := &observer{}
 	if !w.quiet {
-		obs.lines = newJobLines(out.jobs)
+		obs.lines = artisanlog.NewJobLines(out.jobs)
 	}
 	// The metrics server outlives the worker's ctx so that the last scrape sees the drain.
 	mctx, stopMetrics := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopMetrics()
 	if w.metricsAddr != "" {
-		m, err := startMetrics(mctx, w.metricsAddr, c, cfg.Queues, logger)
+		m, err := startMetrics(mctx, w.metricsAddr, conn, cfg.Queues, logger)
 		if err != nil {
 			return app.errorf("--metrics-addr: %v", err)
 		}
@@ -254,7 +225,7 @@ func runWork(ctx context.Context, app *App, args []string) int {
 	}
 	cfg.OnEvent = obs.event
 
-	worker, err := consumer.New(c.clients.Queue, cfg)
+	worker, err := laraq.NewWorker(conn, jobs, cfg)
 	if err != nil {
 		return app.errorf("%v", err)
 	}
@@ -262,49 +233,22 @@ func runWork(ctx context.Context, app *App, args []string) int {
 	defer stopSignals()
 
 	switch err := worker.Run(ctx); {
-	case err == nil, errors.Is(err, consumer.ErrRestart), errors.Is(err, consumer.ErrMaxJobs),
-		errors.Is(err, consumer.ErrMaxTime), errors.Is(err, consumer.ErrQueueEmpty):
+	case err == nil, errors.Is(err, laraq.ErrRestart), errors.Is(err, laraq.ErrMaxJobs),
+		errors.Is(err, laraq.ErrMaxTime), errors.Is(err, laraq.ErrQueueEmpty):
 		return 0
-	case errors.Is(err, consumer.ErrMemoryLimit):
+	case errors.Is(err, laraq.ErrMemoryLimit):
 		return exitMemoryLimit
 	default:
 		return app.errorf("%v", err)
 	}
 }
 
-// watchSchemes returns the other versions' cache key schemes when the Laravel version
-// was only guessed or defaulted: the restart and pause signals are read under all of
-// them, since `php artisan queue:restart` of the real version writes only its own key.
-func watchSchemes(appCfg *config.Config, connection string, queues []string, logger *slog.Logger) []consumer.CacheScheme {
-	alts := appCfg.AlternativeCacheKeys()
-	var schemes []consumer.CacheScheme
-	var restart, pause []string
-	for i, k := range append([]rdb.CacheKeys{appCfg.CacheKeys()}, alts...) {
-		if i > 0 {
-			schemes = append(schemes, consumer.CacheScheme{RedisPrefix: new(k.RedisPrefix), Prefix: k.Prefix, Separator: k.Separator})
-		}
-		restart = append(restart, k.Restart())
-		pause = append(pause, k.PausedAll())
-		for _, q := range queues {
-			pause = append(pause, k.Paused(connection, q))
-		}
-	}
-	if len(alts) > 0 {
-		logger.Debug("the Laravel version is not named: watching the restart and pause keys of every version's cache key scheme",
-			"version", appCfg.LaravelVersion, "from", appCfg.Origins["LaravelVersion"], "restart_keys", restart, "pause_keys", pause)
-	} else {
-		logger.Debug("watching the restart and pause keys", "restart_keys", restart, "pause_keys", pause)
-	}
-	return schemes
-}
-
-// config turns the flags into a consumer.Config (without Redis, store and registry).
-func (w *workFlags) config(connection string, app *config.Config) (consumer.Config, error) {
-	cfg := consumer.Config{
-		Connection:      connection,
+// config turns the flags into the worker's options; the connection's settings
+// (--retry-after, --block-for, --no-cache) are applied to the Connection.
+func (w *workFlags) config() (laraq.WorkerConfig, error) {
+	cfg := laraq.WorkerConfig{
 		Concurrency:     w.concurrency,
-		RetryAfter:      time.Duration(app.RetryAfter) * time.Second,
-		Tries:           new(w.tries),
+		Tries:           w.tries,
 		MaxJobs:         w.maxJobs,
 		MaxTime:         time.Duration(w.maxTime) * time.Second,
 		StopWhenEmpty:   w.stopWhenEmpty,
@@ -313,15 +257,15 @@ func (w *workFlags) config(connection string, app *config.Config) (consumer.Conf
 		TimeoutReleases: w.timeoutRelease,
 		ShutdownGrace:   seconds(w.shutdownGrace),
 	}
-	if w.retryAfter != 0 {
-		cfg.RetryAfter = time.Duration(w.retryAfter) * time.Second
+	if w.tries == 0 {
+		cfg.Tries = laraq.UnlimitedTries // queue:work --tries=0
 	}
 	switch {
 	case w.tries < 0:
 		return cfg, fmt.Errorf("--tries %d: want 0 (unlimited) or more", w.tries)
 	case w.concurrency < 1:
 		return cfg, fmt.Errorf("--concurrency %d: want 1 or more", w.concurrency)
-	case w.retryAfter < 0 || cfg.RetryAfter < time.Second:
+	case w.retryAfter < 0:
 		return cfg, fmt.Errorf("--retry-after %d: want 1 or more seconds", w.retryAfter)
 	case w.timeout < 0, w.sleep < 0, w.rest < 0, w.memory < 0, w.maxJobs < 0, w.maxTime < 0, w.shutdownGrace < 0:
 		return cfg, errors.New("--timeout, --sleep, --rest, --memory, --max-jobs, --max-time and --shutdown-grace must not be negative")
@@ -342,11 +286,9 @@ func (w *workFlags) config(connection string, app *config.Config) (consumer.Conf
 		cfg.Sleep = -1
 	}
 	if w.blockFor != "" {
-		f, err := strconv.ParseFloat(w.blockFor, 64)
-		if err != nil || f < 0 {
+		if f, err := strconv.ParseFloat(w.blockFor, 64); err != nil || f < 0 {
 			return cfg, fmt.Errorf("--block-for %q: want seconds, 0 or more", w.blockFor)
 		}
-		cfg.BlockFor = new(seconds(f))
 	}
 	if w.once {
 		// queue:work --once: the next job, if any, then stop.
@@ -354,11 +296,11 @@ func (w *workFlags) config(connection string, app *config.Config) (consumer.Conf
 	}
 	switch w.unhandled {
 	case "fail":
-		cfg.Unhandled.Action = consumer.FailUnhandled
+		cfg.Unhandled.Action = laraq.FailUnhandled
 	case "release":
-		cfg.Unhandled.Action = consumer.ReleaseUnhandled
+		cfg.Unhandled.Action = laraq.ReleaseUnhandled
 	case "hand-back":
-		cfg.Unhandled.Action = consumer.HandBackUnhandled
+		cfg.Unhandled.Action = laraq.HandBackUnhandled
 	default:
 		return cfg, fmt.Errorf("--unhandled %q: want fail, release or hand-back", w.unhandled)
 	}
@@ -376,7 +318,7 @@ func (w *workFlags) config(connection string, app *config.Config) (consumer.Conf
 func seconds(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
 
 // pauseOnSignals pauses the worker on SIGUSR2 and resumes it on SIGCONT, as queue:work.
-func pauseOnSignals(w *consumer.Consumer, log *slog.Logger) (stop func()) {
+func pauseOnSignals(w *laraq.Worker, log *slog.Logger) (stop func()) {
 	ch := make(chan os.Signal, 2)
 	signal.Notify(ch, syscall.SIGUSR2, syscall.SIGCONT)
 	done := make(chan struct{})
@@ -400,14 +342,4 @@ func pauseOnSignals(w *consumer.Consumer, log *slog.Logger) (stop func()) {
 		signal.Stop(ch)
 		close(done)
 	}
-}
-
-// workerRelease reads the release the worker imitates. Before 8.x the worker rules,
-// messages and payloads laraq writes are those of 8.x (5.8–7.x workers read them), so an
-// older application is worked as 8.x.
-func workerRelease(v string) (producer.Laravel, error) {
-	if major, err := strconv.Atoi(strings.SplitN(strings.TrimPrefix(strings.TrimSpace(v), "v"), ".", 2)[0]); err == nil && major >= 5 && major < 8 {
-		return producer.Laravel8, nil
-	}
-	return producer.ParseLaravel(v)
 }

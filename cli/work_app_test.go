@@ -14,11 +14,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/laraq/laraq/config"
-	"github.com/laraq/laraq/failed"
-	"github.com/laraq/laraq/handlers"
+	"github.com/laraq/laraq"
+
+	"github.com/laraq/laraq/failed/database"
 	"github.com/laraq/laraq/internal/testenv"
-	"github.com/laraq/laraq/producer"
+	"github.com/laraq/laraq/laravel"
 )
 
 // TestWorkLaravel12App runs `work` from nothing but a Laravel 12.40 application's .env:
@@ -46,21 +46,21 @@ func TestWorkLaravel12App(t *testing.T) {
 	appArgs := []string{"--env-file", env}
 
 	client := srv.Client(t, 0)
-	p, err := producer.New(client, producer.Config{Prefix: prefix, DefaultQueue: "emails"})
+	p, err := testDispatcher(client, prefix, "emails")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ran := make(chan int, 10)
-	reg := handlers.NewRegistry()
-	handlers.Register(reg, `App\Jobs\Fwd`, func(ctx context.Context, cmd *fwdJob, job *handlers.Job) error {
+	reg := laraq.NewJobs()
+	handle(reg, `App\Jobs\Fwd`, func(ctx context.Context, cmd *fwdJob, job *laraq.JobInfo) error {
 		ran <- cmd.N
 		if cmd.N < 0 {
-			return handlers.Fail(errors.New("negative"))
+			return laraq.Fail(errors.New("negative"))
 		}
 		return nil
 	})
 	stdout, stderr, done := mainAsync(ctx, append([]string{"work", "--queue", "emails,bulk", "--sleep", "0.05",
-		"--log-format", "json", "--metrics-addr", "127.0.0.1:0"}, appArgs...), WithRegistry(reg), WithGetenv(getenv))
+		"--log-format", "json", "--metrics-addr", "127.0.0.1:0", "--create-failed-table"}, appArgs...), WithJobs(reg), WithGetenv(getenv))
 	waitFor(t, "worker start", func() bool { return strings.Contains(stderr.String(), "worker started") })
 	expect := func(want int) {
 		t.Helper()
@@ -81,7 +81,7 @@ func TestWorkLaravel12App(t *testing.T) {
 	expect(-1)
 	tokyo, _ := time.LoadLocation("Asia/Tokyo")
 	waitFor(t, "the failed record", func() bool { return strings.Contains(stdout.String(), `"job_status":"failed"`) })
-	store, err := failed.Open(ctx, "sqlite:"+dbPath, failed.Options{Location: tokyo})
+	store, err := database.Open(ctx, "sqlite:"+dbPath, database.Options{Location: tokyo, CreateTable: database.CreateIfMissing})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func TestWorkLaravel12App(t *testing.T) {
 	waitFor(t, "the pause flag", func() bool {
 		return strings.Contains(stderr.String(), `"queue pause flag changed","queue":"bulk","paused":true`)
 	})
-	if _, err := p.Dispatch(ctx, fwdJob{N: 2}, producer.Queue("bulk")); err != nil {
+	if _, err := p.Dispatch(ctx, fwdJob{N: 2}, laraq.OnQueue("bulk")); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := p.Dispatch(ctx, fwdJob{N: 1}); err != nil {
@@ -196,7 +196,7 @@ func TestWorkFailedStoreDefault(t *testing.T) {
 	prefix := testenv.Prefix(t)
 	data := t.TempDir()
 	env := map[string]string{"XDG_DATA_HOME": data, "LARAQ_REDIS_URL": "redis://" + srv.Addr + "/0", "LARAQ_REDIS_PREFIX": prefix}
-	p, err := producer.New(srv.Client(t, 0), producer.Config{Prefix: prefix})
+	p, err := testDispatcher(srv.Client(t, 0), prefix, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,19 +214,19 @@ func TestWorkFailedStoreDefault(t *testing.T) {
 		t.Fatalf("failed list: %d %s %s", rc, out, errOut)
 	}
 	// --help says where that file is.
-	_, help, _ := opsCLI(t, "", nil, "work", "--help")
+	help, _, _ := opsCLI(t, "", nil, "work", "--help")
 	for _, want := range []string{"$XDG_DATA_HOME/laraq/failed.sqlite", "LARAQ_REDIS_URL", "REDIS_QUEUE", "--log-format", "--metrics-addr"} {
 		if !strings.Contains(help, want) {
 			t.Errorf("work --help lacks %q", want)
 		}
 	}
 	// A Laravel 8 application whose .env names MySQL keeps its failures there, not locally.
-	cfg, err := config.Load(config.Sources{EnvFile: envFile(t, "DB_CONNECTION=mysql", "DB_HOST=db.internal", "DB_DATABASE=shop", "DB_USERNAME=app", "DB_PASSWORD=s3cret"),
-		LaravelVersion: 8, LookupEnv: func(string) (string, bool) { return "", false }})
+	cfg, err := laravel.Load(laravel.App{EnvFile: envFile(t, "DB_CONNECTION=mysql", "DB_HOST=db.internal", "DB_DATABASE=shop", "DB_USERNAME=app", "DB_PASSWORD=s3cret"),
+		Flags: map[string]string{"LARAQ_LARAVEL_VERSION": "8"}, LookupEnv: func(string) (string, bool) { return "", false }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	dsn, local, err := (&appFlags{}).failedDSN(&App{Getenv: func(string) string { return "" }}, cfg)
+	dsn, local, err := cfg.FailedStore()
 	if err != nil || local || dsn != "mysql://app:s3cret@db.internal:3306/shop" {
 		t.Errorf("failedDSN = %q, %v, %v", dsn, local, err)
 	}
@@ -249,19 +249,19 @@ func TestWorkHealthFollowsRedis(t *testing.T) {
 	proxy := newTCPProxy(t, srv.Addr)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	p, err := producer.New(client, producer.Config{Prefix: prefix})
+	p, err := testDispatcher(client, prefix, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := handlers.NewRegistry()
-	handlers.Register(reg, `App\Jobs\Fwd`, func(ctx context.Context, cmd *fwdJob, job *handlers.Job) error {
+	reg := laraq.NewJobs()
+	handle(reg, `App\Jobs\Fwd`, func(ctx context.Context, cmd *fwdJob, job *laraq.JobInfo) error {
 		switch cmd.N {
 		case 1:
-			return handlers.Fail(errors.New("given up")) // failed, then processed
+			return laraq.Fail(errors.New("given up")) // failed, then processed
 		case 2:
 			return errors.New("thrown") // exception, then failed (one try)
 		case 3:
-			return handlers.Release(time.Hour) // released, then processed
+			return laraq.ReleaseAfter(time.Hour) // released, then processed
 		}
 		return nil
 	})
@@ -271,8 +271,8 @@ func TestWorkHealthFollowsRedis(t *testing.T) {
 		}
 	}
 	stdout, stderr, done := mainAsync(ctx, []string{"work", "--redis", "redis://" + proxy.addr + "/0", "--prefix", prefix,
-		"--no-cache", "--database", "sqlite:" + filepath.Join(t.TempDir(), "failed.sqlite"), "--sleep", "0.05",
-		"--log-format", "json", "--metrics-addr", "127.0.0.1:0"}, WithRegistry(reg))
+		"--no-cache", "--database", "sqlite:" + filepath.Join(t.TempDir(), "failed.sqlite"), "--create-failed-table", "--sleep", "0.05",
+		"--log-format", "json", "--metrics-addr", "127.0.0.1:0"}, WithJobs(reg))
 	waitFor(t, "worker start", func() bool { return strings.Contains(stderr.String(), "worker started") })
 	addr := regexp.MustCompile(`"serving metrics","addr":"([^"]+)"`).FindStringSubmatch(stderr.String())
 	if addr == nil {

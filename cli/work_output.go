@@ -7,9 +7,9 @@ import (
 	"net"
 	"time"
 
-	"github.com/laraq/laraq/consumer"
-	"github.com/laraq/laraq/internal/artisanlog"
-	"github.com/laraq/laraq/internal/metrics"
+	"github.com/laraq/laraq"
+	"github.com/laraq/laraq/artisanlog"
+	"github.com/laraq/laraq/metrics"
 )
 
 // workOutputs are the two streams of `work`: job lines on stdout (what queue:work
@@ -47,66 +47,28 @@ func (w *workFlags) outputs(app *App, loc *time.Location) (*workOutputs, error) 
 
 // observer fans the worker's events out to the job lines and the metrics.
 type observer struct {
-	lines   *jobLines        // nil with --quiet
-	metrics *metrics.Metrics // nil without --metrics-addr
+	lines   *artisanlog.JobLines // nil with --quiet
+	metrics *metrics.Metrics     // nil without --metrics-addr
 }
 
-func (o *observer) event(e consumer.Event) {
+func (o *observer) event(e laraq.Event) {
 	if o.lines != nil {
-		o.lines.event(e)
+		o.lines.OnEvent(e)
 	}
 	if o.metrics != nil {
-		o.metrics.Observe(metricsEvent(e))
-	}
-}
-
-// metricsEvent converts a consumer event; the kinds share their names, and the
-// consumer's *handlers.Job, one per attempt, identifies the attempt.
-func metricsEvent(e consumer.Event) metrics.Event {
-	m := metrics.Event{Kind: metrics.Kind(e.Kind.String()), Queue: e.Queue, Duration: e.Runtime,
-		Count: e.Count, From: e.From, Err: e.Err, Time: e.Time}
-	if e.Job != nil {
-		m.Class = e.Job.Name
-		m.Attempt = e.Job
-	}
-	return m
-}
-
-// jobLines prints queue:work's line per job step. Laravel 9+ prints a job released after
-// an exception (or a timeout) as FAIL (JobReleasedAfterException) but a job its handler
-// released as DONE: the consumer says which with EventReleased's AfterException, and
-// the DONE comes with the EventProcessed that follows a handler's release.
-type jobLines struct {
-	log *slog.Logger
-}
-
-func newJobLines(l *slog.Logger) *jobLines { return &jobLines{log: l} }
-
-func (l *jobLines) event(e consumer.Event) {
-	j := e.Job
-	if j == nil {
-		return
-	}
-	ctx := context.Background()
-	switch e.Kind {
-	case consumer.EventProcessing:
-		artisanlog.Job(ctx, l.log, artisanlog.Starting, j.ID, j.Name, e.Queue, 0)
-	case consumer.EventProcessed:
-		artisanlog.Job(ctx, l.log, artisanlog.Success, j.ID, j.Name, e.Queue, e.Runtime)
-	case consumer.EventFailed:
-		artisanlog.Job(ctx, l.log, artisanlog.Failed, j.ID, j.Name, e.Queue, e.Runtime)
-	case consumer.EventReleased:
-		if e.AfterException {
-			artisanlog.Job(ctx, l.log, artisanlog.Released, j.ID, j.Name, e.Queue, e.Runtime)
-		}
+		o.metrics.OnEvent(e)
 	}
 }
 
 // startMetrics serves /metrics and /healthz on addr until ctx ends. Queue depths are read
-// from Redis at each scrape; /healthz follows the consumer's EventLoop heartbeats, which
+// from Redis at each scrape; /healthz follows the worker's EventLoop heartbeats, which
 // report Redis failures of the worker loop (and ping Redis while the loop waits).
-func startMetrics(ctx context.Context, addr string, c *redisConn, queues []string, log *slog.Logger) (*metrics.Metrics, error) {
-	m, err := metrics.New(metrics.Config{Sizer: c.rdb, Queues: queues})
+func startMetrics(ctx context.Context, addr string, conn *laraq.Connection, queues []string, log *slog.Logger) (*metrics.Metrics, error) {
+	admin, err := laraq.NewAdmin(conn)
+	if err != nil {
+		return nil, err
+	}
+	m, err := metrics.New(metrics.Config{Sizer: admin, Queues: queues})
 	if err != nil {
 		return nil, err
 	}

@@ -15,8 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraq/laraq"
+
 	"github.com/laraq/laraq/internal/testenv"
-	"github.com/laraq/laraq/producer"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -157,7 +158,7 @@ func queueState(t *testing.T, c *redis.Client, prefix, queue string) (ready []st
 	return ready, c.ZCard(ctx, k+":delayed").Val(), c.ZCard(ctx, k+":reserved").Val(), c.LLen(ctx, k+":notify").Val()
 }
 
-func dispatchN(t *testing.T, p *producer.Producer, n int, opts ...producer.Option) []string {
+func dispatchN(t *testing.T, p *laraq.Dispatcher, n int, opts ...laraq.DispatchOption) []string {
 	t.Helper()
 	ids := make([]string, n)
 	for i := range n {
@@ -179,7 +180,7 @@ func TestWorkProcess(t *testing.T) {
 
 	t.Run("SIGTERM drains a burst: no job lost, none stranded", func(t *testing.T) {
 		prefix := testenv.Prefix(t)
-		p, _ := producer.New(client, producer.Config{Prefix: prefix})
+		p, _ := testDispatcher(client, prefix, "")
 		svc, url := newSlowService(t, 150*time.Millisecond)
 		const n = 40
 		ids := dispatchN(t, p, n)
@@ -223,7 +224,7 @@ func TestWorkProcess(t *testing.T) {
 
 	t.Run("SIGUSR2 pauses and SIGCONT resumes", func(t *testing.T) {
 		prefix := testenv.Prefix(t)
-		p, _ := producer.New(client, producer.Config{Prefix: prefix})
+		p, _ := testDispatcher(client, prefix, "")
 		svc, url := newSlowService(t, 0)
 		w := startWorker(t, bin, "--redis", redisURL, "--prefix", prefix, "--forward", url, "--database", "null", "--sleep", "0.05")
 		w.signal(t, syscall.SIGUSR2)
@@ -251,7 +252,7 @@ func TestWorkProcess(t *testing.T) {
 		prefix := testenv.Prefix(t)
 		cachePrefix := "lqcache" + testenv.RandomName(3)
 		envFile := laravel8App(t, srv, prefix, cachePrefix)
-		p, _ := producer.New(client, producer.Config{Prefix: prefix})
+		p, _ := testDispatcher(client, prefix, "")
 		svc, url := newGatedService(t)
 		ids := dispatchN(t, p, 3)
 		// No --redis, --prefix or cache flags: all of it comes from the application's .env.
@@ -284,7 +285,7 @@ func TestWorkProcess(t *testing.T) {
 
 	t.Run("--memory exits 12 and --max-time 0", func(t *testing.T) {
 		prefix := testenv.Prefix(t)
-		p, _ := producer.New(client, producer.Config{Prefix: prefix})
+		p, _ := testDispatcher(client, prefix, "")
 		_, url := newSlowService(t, 0)
 		dispatchN(t, p, 1)
 		w := startWorker(t, bin, "--redis", redisURL, "--prefix", prefix, "--forward", url, "--database", "null", "--memory", "1")

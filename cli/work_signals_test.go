@@ -62,7 +62,7 @@ func TestWorkSeesRestartOfUnnamedVersion(t *testing.T) {
 	}
 	log := errOut.String()
 	// The assumed version is the default, so without the other schemes key8 would go unseen.
-	if !strings.Contains(log, "version=11 from=default") || !strings.Contains(log, key8) {
+	if !strings.Contains(log, `release="11.x (guessed)" from=default`) || !strings.Contains(log, key8) {
 		t.Fatalf("the log does not show the 8.x restart key watched next to the 11.x one:\n%s", log)
 	}
 

@@ -19,11 +19,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/laraq/laraq/failed"
-	"github.com/laraq/laraq/handlers"
+	"github.com/laraq/laraq"
+
+	"github.com/laraq/laraq/failed/database"
 	"github.com/laraq/laraq/internal/testenv"
 	"github.com/laraq/laraq/payload"
-	"github.com/laraq/laraq/producer"
 )
 
 // syncBuf is a goroutine-safe output buffer.
@@ -36,14 +36,14 @@ func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(
 func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 // runWork runs `work` with args until it exits (or the test's deadline).
-func runWorkCLI(t *testing.T, reg *handlers.Registry, args ...string) (stdout, stderr string, rc int) {
+func runWorkCLI(t *testing.T, reg *laraq.Jobs, args ...string) (stdout, stderr string, rc int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	var out, errOut syncBuf
 	opts := []Option{WithIO(bytes.NewReader(nil), &out, &errOut)}
 	if reg != nil {
-		opts = append(opts, WithRegistry(reg))
+		opts = append(opts, WithJobs(reg))
 	}
 	rc = Main(ctx, append([]string{"work"}, args...), opts...)
 	if ctx.Err() != nil {
@@ -162,7 +162,7 @@ func TestWorkForwardErrorsAndRetryAfter(t *testing.T) {
 	client := r.Client(t, 0)
 	prefix := testenv.Prefix(t)
 	ctx := context.Background()
-	p, err := producer.New(client, producer.Config{Prefix: prefix})
+	p, err := testDispatcher(client, prefix, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,11 +184,11 @@ func TestWorkForwardErrorsAndRetryAfter(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "failed.sqlite")
 	before := time.Now().Unix()
 	out, errOut, rc := runWorkCLI(t, nil, "--forward", srv.URL, "--redis", "redis://"+r.Addr+"/0", "--prefix", prefix,
-		"--stop-when-empty", "--no-cache", "--database", "sqlite:"+db)
+		"--stop-when-empty", "--no-cache", "--database", "sqlite:"+db, "--create-failed-table")
 	if rc != 0 {
 		t.Fatalf("rc %d\n%s\n%s", rc, out, errOut)
 	}
-	store, err := failed.Open(ctx, "sqlite:"+db, failed.Options{})
+	store, err := database.Open(ctx, "sqlite:"+db, database.Options{CreateTable: database.CreateIfMissing})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +218,7 @@ func TestWorkRunsRegisteredHandlers(t *testing.T) {
 	client := r.Client(t, 0)
 	prefix := testenv.Prefix(t)
 	ctx := context.Background()
-	p, err := producer.New(client, producer.Config{Prefix: prefix})
+	p, err := testDispatcher(client, prefix, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,8 +229,8 @@ func TestWorkRunsRegisteredHandlers(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var got []int
-	reg := handlers.NewRegistry()
-	handlers.Register(reg, `App\Jobs\Fwd`, func(ctx context.Context, cmd *fwdJob, job *handlers.Job) error {
+	reg := laraq.NewJobs()
+	handle(reg, `App\Jobs\Fwd`, func(ctx context.Context, cmd *fwdJob, job *laraq.JobInfo) error {
 		mu.Lock()
 		defer mu.Unlock()
 		got = append(got, cmd.N)
@@ -271,15 +271,15 @@ func TestWorkMaxJobsWithConcurrency(t *testing.T) {
 	client := r.Client(t, 0)
 	for _, tc := range []struct{ maxJobs, concurrency int }{{3, 4}, {5, 2}} {
 		prefix := testenv.Prefix(t)
-		p, err := producer.New(client, producer.Config{Prefix: prefix})
+		p, err := testDispatcher(client, prefix, "")
 		if err != nil {
 			t.Fatal(err)
 		}
 		ids := dispatchN(t, p, 10)
 		var mu sync.Mutex
 		ran := map[string]int{}
-		reg := handlers.NewRegistry()
-		handlers.Register(reg, `App\Jobs\Fwd`, func(ctx context.Context, cmd *fwdJob, job *handlers.Job) error {
+		reg := laraq.NewJobs()
+		handle(reg, `App\Jobs\Fwd`, func(ctx context.Context, cmd *fwdJob, job *laraq.JobInfo) error {
 			time.Sleep(time.Duration(cmd.N%3) * 20 * time.Millisecond)
 			mu.Lock()
 			ran[job.ID]++
@@ -306,13 +306,13 @@ func TestWorkPausesOnSIGUSR2(t *testing.T) {
 	prefix := testenv.Prefix(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	p, err := producer.New(client, producer.Config{Prefix: prefix})
+	p, err := testDispatcher(client, prefix, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ran := make(chan int, 2)
-	reg := handlers.NewRegistry()
-	handlers.Register(reg, `App\Jobs\Fwd`, func(ctx context.Context, cmd *fwdJob, job *handlers.Job) error {
+	reg := laraq.NewJobs()
+	handle(reg, `App\Jobs\Fwd`, func(ctx context.Context, cmd *fwdJob, job *laraq.JobInfo) error {
 		ran <- cmd.N
 		return nil
 	})
@@ -320,7 +320,7 @@ func TestWorkPausesOnSIGUSR2(t *testing.T) {
 	done := make(chan int)
 	go func() {
 		done <- Main(ctx, []string{"work", "--redis", "redis://" + r.Addr + "/0", "--prefix", prefix, "--no-cache", "--sleep", "0.05", "--database", "null"},
-			WithIO(nil, &out, &errOut), WithRegistry(reg))
+			WithIO(nil, &out, &errOut), WithJobs(reg))
 	}()
 	deadline := time.Now().Add(10 * time.Second)
 	for !strings.Contains(errOut.String(), "worker started") {
@@ -364,9 +364,9 @@ func ExampleRun() {
 	type WelcomeEmail struct {
 		UserID int64 `php:"userId"`
 	}
-	registry := func() *handlers.Registry {
-		reg := handlers.NewRegistry()
-		handlers.Register(reg, `App\Jobs\SendWelcomeEmail`, func(ctx context.Context, cmd *WelcomeEmail, job *handlers.Job) error {
+	registry := func() *laraq.Jobs {
+		reg := laraq.NewJobs()
+		handle(reg, `App\Jobs\SendWelcomeEmail`, func(ctx context.Context, cmd *WelcomeEmail, job *laraq.JobInfo) error {
 			return sendWelcome(ctx, cmd.UserID)
 		})
 		return reg
@@ -392,7 +392,7 @@ func TestWorkLaravelVersion(t *testing.T) {
 		{"11", `App\Jobs\Fwd has been attempted too many times.`, "or run too long"},
 	} {
 		prefix := testenv.Prefix(t)
-		p, err := producer.New(client, producer.Config{Prefix: prefix})
+		p, err := testDispatcher(client, prefix, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -405,11 +405,11 @@ func TestWorkLaravelVersion(t *testing.T) {
 		}
 		client.LSet(ctx, key, 0, strings.Replace(raw, `"attempts":0`, `"attempts":1`, 1))
 		ran := 0
-		reg := handlers.NewRegistry()
-		handlers.Register(reg, `App\Jobs\Fwd`, func(ctx context.Context, cmd *fwdJob, job *handlers.Job) error { ran++; return nil })
+		reg := laraq.NewJobs()
+		handle(reg, `App\Jobs\Fwd`, func(ctx context.Context, cmd *fwdJob, job *laraq.JobInfo) error { ran++; return nil })
 		db := "sqlite:" + filepath.Join(t.TempDir(), "failed.sqlite")
 		_, errOut, rc := runWorkCLI(t, reg, "--redis", "redis://"+r.Addr+"/0", "--prefix", prefix, "--no-cache",
-			"--database", db, "--tries", "1", "--stop-when-empty", "--laravel-version", tc.version)
+			"--database", db, "--create-failed-table", "--tries", "1", "--stop-when-empty", "--laravel-version", tc.version)
 		if rc != 0 || ran != 0 {
 			t.Fatalf("--laravel-version %s: rc %d, ran %d\n%s", tc.version, rc, ran, errOut)
 		}
@@ -446,13 +446,13 @@ func TestWorkUnhandledDelay(t *testing.T) {
 	r := testenv.RedisServer(t)
 	client := r.Client(t, 0)
 	prefix := testenv.Prefix(t)
-	p, err := producer.New(client, producer.Config{Prefix: prefix})
+	p, err := testDispatcher(client, prefix, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	dispatchN(t, p, 1)
 	start := time.Now()
-	_, errOut, rc := runWorkCLI(t, handlers.NewRegistry(), "--redis", "redis://"+r.Addr+"/0", "--prefix", prefix,
+	_, errOut, rc := runWorkCLI(t, laraq.NewJobs(), "--redis", "redis://"+r.Addr+"/0", "--prefix", prefix,
 		"--no-cache", "--database", "null", "--unhandled", "release", "--unhandled-delay", "30", "--once")
 	if rc != 0 {
 		t.Fatalf("rc %d\n%s", rc, errOut)

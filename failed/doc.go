@@ -1,31 +1,9 @@
-// Package failed keeps failed jobs in Laravel's failed_jobs table, so that a Go worker's
-// failures show up in `php artisan queue:failed` and can be retried with
-// `php artisan queue:retry`, and so that Go tools can list, retry and forget the failures
-// PHP workers recorded.
-//
-// A Store writes exactly what Laravel's DatabaseUuidFailedJobProvider (the
-// "database-uuids" driver, default since Laravel 8) writes: the payload's uuid, the queue
-// connection name, the bare queue name, the payload bytes as they were popped for the
-// failing attempt, the exception text and failed_at as 'Y-m-d H:i:s' wall-clock text in
-// the application timezone. The legacy "database" driver (integer ids) is available
-// through Options.Driver. Open takes a DSN for SQLite (pure Go, the embedded default),
-// MySQL/MariaDB or PostgreSQL; on SQLite a missing table is created with the schema of
-// Laravel's queue:failed-table migration, elsewhere the application's migration owns it
-// (Options.CreateTable).
-//
-// Two cases differ from PHP on purpose, because PHP loses the record in both: a payload
-// without a uuid (Laravel 5.x/7.x producers) is recorded under a freshly generated uuid,
-// and a uuid that is already in the table (the job failed again before `queue:retry`
-// forgot the old record) is recorded under a freshly generated uuid too. Both are logged
-// as warnings. `queue:retry` pushes the stored payload, so the retried job keeps the uuid
-// inside it.
-//
-// Timezones: failed_at is wall-clock text, never an instant. Set Options.Location to the
-// application's app.timezone. PostgreSQL stores it in `timestamp(0) without time zone` and
-// SQLite as text, unchanged. MySQL's TIMESTAMP converts it from the session time zone to
-// UTC and back, so Go and PHP must use the same session time zone (both use the server's
-// default unless Laravel's connection config sets `timezone`, which then belongs in the
-// DSN as `time_zone`).
+// Package failed is what a worker needs to record a failed job the way Laravel does,
+// without any database driver: the Store interface Laravel's failed-job providers
+// implement (log, list, find, forget, flush, prune, the ids `queue:retry` takes), its
+// Record, a Null store (Laravel's "null" driver), and PHP's Throwable text for Go errors.
+// The failed_jobs table on SQLite, MySQL/MariaDB and PostgreSQL is in the subpackage
+// failed/database, so a program that does not write failed rows links no SQL driver.
 //
 // The exception column holds PHP's Throwable string form. Exception renders a Go error in
 // that form, with its file and line, a stack trace in PHP's layout and wrapped errors as

@@ -162,6 +162,28 @@ func Capture(err error, skip int) *Exception {
 	return fromFrames(err, callers(skip+2))
 }
 
+// CaptureAt turns err into an Exception thrown at frame, with frame as its whole trace:
+// for an error that has crossed a function boundary, such as a handler's return value,
+// whose location is best told by the function that returned it. An *Exception is kept as
+// it is, as in Capture.
+func CaptureAt(err error, frame Frame) *Exception {
+	if err == nil {
+		return nil
+	}
+	var ex *Exception
+	if errors.As(err, &ex) && ex == err {
+		return ex
+	}
+	return fromFrames(err, []Frame{frame})
+}
+
+// NewAt returns an Exception of a PHP class with a message, thrown at frame.
+func NewAt(class, message string, frame Frame) *Exception {
+	ex := fromFrames(nil, []Frame{frame})
+	ex.Class, ex.Message = class, message
+	return ex
+}
+
 // New returns an Exception of a PHP class with a message, thrown at its caller's
 // location (skip 0) or skip frames further up, e.g.
 // New(MaxAttemptsExceededClass, MaxAttemptsExceededMessage(name), 0).

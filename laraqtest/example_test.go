@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/laraq/laraq/handlers"
+	"github.com/laraq/laraq"
 	"github.com/laraq/laraq/laraqtest"
 )
 
@@ -17,10 +17,10 @@ type ResizeImage struct {
 func (ResizeImage) PHPClass() string { return `App\Jobs\ResizeImage` }
 
 func Example() {
-	reg := handlers.NewRegistry()
-	handlers.Register(reg, `App\Jobs\ResizeImage`, func(ctx context.Context, cmd *ResizeImage, job *handlers.Job) error {
-		if cmd.Width <= 0 {
-			return handlers.Fail(errors.New("width must be positive"))
+	jobs := laraq.NewJobs()
+	laraq.Handle(jobs, func(ctx context.Context, job *laraq.Job[ResizeImage]) error {
+		if job.Command.Width <= 0 {
+			return laraq.Fail(errors.New("width must be positive"))
 		}
 		return nil
 	})
@@ -30,7 +30,7 @@ func Example() {
 		if err != nil {
 			panic(err)
 		}
-		res, err := laraqtest.Run(context.Background(), reg, job)
+		res, err := laraqtest.Run(context.Background(), jobs, job)
 		fmt.Println(cmd.Path, res.Outcome, res.Err, err)
 	}
 	// Output:
@@ -49,7 +49,7 @@ func ExampleNewJob() {
 	if err := job.Bind(&cmd); err != nil {
 		panic(err)
 	}
-	fmt.Println(job.Class, job.Attempt, *job.Envelope.MaxTries, cmd.Path, cmd.Width)
+	fmt.Println(job.Class, job.Attempt, *job.Payload.MaxTries, cmd.Path, cmd.Width)
 	// Output:
 	// App\Jobs\ResizeImage 2 3 c.png 640
 }

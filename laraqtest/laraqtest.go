@@ -2,17 +2,17 @@
 //
 // Build a job the way a worker would hand it over — from a payload captured from Redis
 // or failed_jobs (NewJob), from a Go struct standing for a PHP job class (NewObjectJob,
-// serialized with phpser.Marshal into a Laravel 8 payload), or as a "Class@method"
-// string job (NewStringJob) — then Run the registry's handler for it and look at the
+// serialized with phpser.Marshal into a Laravel payload), or as a "Class@method"
+// string job (NewStringJob) — then Run its handler from your laraq.Jobs and look at the
 // Result: what the worker would do with the job (delete, retry, release, fail), and why.
 //
 //	job, _ := laraqtest.NewObjectJob(SendInvoice{InvoiceID: 7}, laraqtest.Attempt(2))
-//	res, err := laraqtest.Run(ctx, reg, job)
-//	// res.Outcome == handlers.OutcomeDone
+//	res, err := laraqtest.Run(ctx, jobs, job)
+//	// res.Outcome == laraq.OutcomeDone
 //
 // Run reports the handler's own decision. Whether a retried job would be failed instead
 // (its tries, retryUntil or maxExceptions used up) is the worker's business; the
-// consumer package tests that against Laravel.
+// worker is tested against Laravel's.
 package laraqtest
 
 import (
@@ -24,7 +24,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/laraq/laraq/handlers"
+	"github.com/laraq/laraq"
 	"github.com/laraq/laraq/payload"
 	"github.com/laraq/laraq/phpser"
 )
@@ -39,6 +39,7 @@ type options struct {
 	queue      string
 	connection string
 	attempt    int
+	release    laraq.Release
 	mod        func(*payload.ObjectJob)
 }
 
@@ -56,12 +57,16 @@ func Connection(name string) Option { return func(o *options) { o.connection = n
 // jobs).
 func Attempt(n int) Option { return func(o *options) { o.attempt = n } }
 
+// Release makes NewObjectJob write the payload shape of that Laravel release. Default:
+// 8.43–12.10's shape (no createdAt, batchId or deleteWhenMissingModels).
+func Release(r laraq.Release) Option { return func(o *options) { o.release = r } }
+
 // Meta changes the envelope NewObjectJob writes: tries, backoff, timeout, retryUntil,
 // uuid, display name and so on, as the PHP job's properties would.
 func Meta(f func(*payload.ObjectJob)) Option { return func(o *options) { o.mod = f } }
 
 func build(opts []Option) options {
-	o := options{queue: DefaultQueue, connection: DefaultConnection}
+	o := options{queue: DefaultQueue, connection: DefaultConnection, release: laraq.Release{Major: 8, Minor: 83}}
 	for _, f := range opts {
 		f(&o)
 	}
@@ -71,7 +76,7 @@ func build(opts []Option) options {
 // NewJob returns the job a worker would hand to a handler after popping raw, a Laravel
 // queue payload of any version. Reserved stays nil: the reserved copy is written by
 // Redis' cjson, which a test without Redis does not have.
-func NewJob(raw []byte, opts ...Option) (*handlers.Job, error) {
+func NewJob(raw []byte, opts ...Option) (*laraq.JobInfo, error) {
 	o := build(opts)
 	raw = bytes.Clone(raw)
 	if o.attempt > 0 {
@@ -93,23 +98,23 @@ func NewJob(raw []byte, opts ...Option) (*handlers.Job, error) {
 	if err := env.Runnable(); err != nil {
 		return nil, fmt.Errorf("laraqtest: %w", err)
 	}
-	return &handlers.Job{
+	return &laraq.JobInfo{
 		ID:         env.ID,
 		UUID:       env.UUID,
 		Attempt:    int(env.Attempts) + 1,
 		Queue:      o.queue,
 		Connection: o.connection,
 		Name:       env.Name(),
-		Class:      handlers.ClassOf(env),
-		Envelope:   env,
+		Class:      laraq.ClassOf(env),
+		Payload:    env,
 		Raw:        raw,
 	}, nil
 }
 
 // NewObjectJob serializes cmd, a Go struct standing for a PHP job class (its PHPClass
 // method names the class, its `php` tags the properties), and wraps it in the payload
-// Laravel 8 writes for dispatch(new Class(...)).
-func NewObjectJob(cmd phpser.Classer, opts ...Option) (*handlers.Job, error) {
+// Laravel writes for dispatch(new Class(...)) (see the Release option).
+func NewObjectJob(cmd phpser.Classer, opts ...Option) (*laraq.JobInfo, error) {
 	o := build(opts)
 	ser, err := phpser.Marshal(cmd)
 	if err != nil {
@@ -119,7 +124,7 @@ func NewObjectJob(cmd phpser.Classer, opts ...Option) (*handlers.Job, error) {
 	if o.mod != nil {
 		o.mod(&j)
 	}
-	raw, err := payload.BuildObject(j, payload.Laravel8)
+	raw, err := payload.BuildObject(j, o.release.Shape())
 	if err != nil {
 		return nil, fmt.Errorf("laraqtest: %w", err)
 	}
@@ -128,7 +133,7 @@ func NewObjectJob(cmd phpser.Classer, opts ...Option) (*handlers.Job, error) {
 
 // NewStringJob builds the payload of Queue::push(job, data) ("App\Jobs\Report@build"),
 // data encoded with encoding/json.
-func NewStringJob(job string, data any, opts ...Option) (*handlers.Job, error) {
+func NewStringJob(job string, data any, opts ...Option) (*laraq.JobInfo, error) {
 	o := build(opts)
 	d, err := json.Marshal(data)
 	if err != nil {
@@ -153,15 +158,15 @@ func withAttempt(raw []byte, attempt int) []byte {
 
 // Result is what a handler decided for a job.
 type Result struct {
-	// Outcome is what the worker does next (see handlers.Outcome).
-	Outcome handlers.Outcome
+	// Outcome is what the worker does next (see laraq.Outcome).
+	Outcome laraq.Outcome
 	// Delay is the release delay of OutcomeRelease.
 	Delay time.Duration
-	// Err is what the handler returned (nil for a plain success), a *handlers.PanicError
+	// Err is what the handler returned (nil for a plain success), a *laraq.PanicError
 	// for a panic.
 	Err error
 	// Class is the class the job was routed under (after aliases), or
-	// handlers.FallbackClass.
+	// laraq.FallbackClass.
 	Class string
 	// Duration is how long the handler ran.
 	Duration time.Duration
@@ -169,20 +174,20 @@ type Result struct {
 
 // Panicked reports whether the handler panicked.
 func (r Result) Panicked() bool {
-	var pe *handlers.PanicError
+	var pe *laraq.PanicError
 	return errors.As(r.Err, &pe)
 }
 
-// Run runs the handler reg has for job, recovering a panic as the worker does, and
-// returns its outcome. It fails with a *handlers.UnhandledError when no handler is
+// Run runs the handler jobs has for job, recovering a panic as the worker does, and
+// returns its outcome. It fails with a *laraq.UnhandledError when no handler is
 // registered for the job's class.
-func Run(ctx context.Context, reg *handlers.Registry, job *handlers.Job) (Result, error) {
-	h, as, ok := reg.Lookup(job.Class)
-	if !ok {
-		return Result{}, &handlers.UnhandledError{Class: job.Class}
-	}
+func Run(ctx context.Context, jobs *laraq.Jobs, job *laraq.JobInfo) (Result, error) {
 	start := time.Now()
-	err := handlers.Call(ctx, h, job)
-	out, delay := handlers.OutcomeOf(err)
+	as, err := jobs.Run(ctx, job)
+	var ue *laraq.UnhandledError
+	if as == "" && errors.As(err, &ue) {
+		return Result{}, err
+	}
+	out, delay := laraq.OutcomeOf(err)
 	return Result{Outcome: out, Delay: delay, Err: err, Class: as, Duration: time.Since(start)}, nil
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/laraq/laraq/handlers"
+	"github.com/laraq/laraq"
 	"github.com/laraq/laraq/laraqtest"
 	"github.com/laraq/laraq/payload"
 )
@@ -17,8 +17,8 @@ func TestNewObjectJobIsALaravelPayload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if job.Attempt != 4 || job.Envelope.Attempts != 3 || job.Queue != "img" || job.Connection != "redis-2" ||
-		*job.Envelope.MaxTries != 5 || job.UUID == "" || len(job.ID) != 32 || job.Name != `App\Jobs\ResizeImage` {
+	if job.Attempt != 4 || job.Payload.Attempts != 3 || job.Queue != "img" || job.Connection != "redis-2" ||
+		*job.Payload.MaxTries != 5 || job.UUID == "" || len(job.ID) != 32 || job.Name != `App\Jobs\ResizeImage` {
 		t.Fatalf("%+v", job)
 	}
 	if !strings.HasSuffix(string(job.Raw), `"attempts":3}`) || payload.CheckPushRaw(job.Raw) != nil {
@@ -44,18 +44,18 @@ func TestNewJobAttemptRewritesPayload(t *testing.T) {
 }
 
 func TestRunOutcomes(t *testing.T) {
-	reg := handlers.NewRegistry()
-	reg.HandleFunc(`App\Jobs\R@run`, func(ctx context.Context, job *handlers.Job) error { panic("boom") })
+	reg := laraq.NewJobs()
+	reg.HandleFunc(`App\Jobs\R@run`, func(ctx context.Context, job *laraq.JobInfo) error { panic("boom") })
 	job, err := laraqtest.NewStringJob(`App\Jobs\R@run`, []int{1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	res, err := laraqtest.Run(context.Background(), reg, job)
-	if err != nil || res.Outcome != handlers.OutcomeRetry || !res.Panicked() || res.Class != `App\Jobs\R@run` {
+	if err != nil || res.Outcome != laraq.OutcomeRetry || !res.Panicked() || res.Class != `App\Jobs\R@run` {
 		t.Errorf("%+v %v", res, err)
 	}
 	other, _ := laraqtest.NewStringJob(`App\Jobs\Other@run`, nil)
-	var ue *handlers.UnhandledError
+	var ue *laraq.UnhandledError
 	if _, err := laraqtest.Run(context.Background(), reg, other); !errors.As(err, &ue) || ue.Class != `App\Jobs\Other@run` {
 		t.Errorf("unhandled: %v", err)
 	}

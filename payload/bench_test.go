@@ -29,7 +29,7 @@ func benchJob() ObjectJob {
 }
 
 func benchPayload(b *testing.B) []byte {
-	raw, err := BuildObject(benchJob(), Laravel8)
+	raw, err := BuildObject(benchJob(), Shape{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func BenchmarkBuildObject(b *testing.B) {
 	b.SetBytes(int64(len(raw)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := BuildObject(j, Laravel8); err != nil {
+		if _, err := BuildObject(j, Shape{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -109,7 +109,7 @@ func BenchmarkBuildObjectNewIDs(b *testing.B) {
 	j.UUID, j.ID = "", ""
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := BuildObject(j, Laravel8); err != nil {
+		if _, err := BuildObject(j, Shape{}); err != nil {
 			b.Fatal(err)
 		}
 	}

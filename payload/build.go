@@ -11,43 +11,22 @@ import (
 	"github.com/google/uuid"
 )
 
-// Version selects which Laravel release's payload shape Build* writes. Every Laravel
-// 8.x–13.x worker reads every shape (missing keys default, unknown keys are ignored);
-// pick the one your PHP producers write so Go- and PHP-dispatched jobs look alike.
-type Version int
-
-const (
-	// Laravel8 (the default) is the shape of Laravel 8.43 through 12.10: uuid,
-	// displayName, job, maxTries, maxExceptions, failOnTimeout, backoff, timeout,
-	// retryUntil, data{commandName, command}, id, attempts. Debian's 8.83 writes it.
-	Laravel8 Version = iota
-	// Laravel1211 is the shape of 12.11 through 12.50: Laravel8's, plus createdAt after
-	// data and a trailing delay (the dispatch delay in seconds, null for an immediate
-	// push) after attempts.
-	Laravel1211
-	// Laravel1251 is the shape of 12.51 through 12.x: Laravel1211's, plus data.batchId
-	// (the batch id or null) as the third key of data for object jobs.
-	Laravel1251
-	// Laravel13 is the shape of 13.x: Laravel1251's, plus deleteWhenMissingModels (bool)
-	// after retryUntil for object jobs.
-	Laravel13
-)
-
-func (v Version) String() string {
-	switch v {
-	case Laravel8:
-		return "Laravel 8.43–12.10"
-	case Laravel1211:
-		return "Laravel 12.11–12.50"
-	case Laravel1251:
-		return "Laravel 12.51+"
-	case Laravel13:
-		return "Laravel 13.x"
-	}
-	return "Version(" + strconv.Itoa(int(v)) + ")"
+// Shape says which keys beyond Laravel 8.43's a payload carries; each Laravel release
+// writes one shape (laraq.Release knows which). The zero Shape is 8.43–12.10's: uuid,
+// displayName, job, maxTries, maxExceptions, failOnTimeout, backoff, timeout,
+// retryUntil, data{commandName, command}, id, attempts. Every 8.x–13.x worker reads every
+// shape: missing keys default and unknown keys are ignored.
+type Shape struct {
+	// CreatedAt writes createdAt after data and the dispatch delay in seconds (null for an
+	// immediate push) as the last key, after attempts (12.11+).
+	CreatedAt bool
+	// BatchID writes data.batchId, the batch id or null, as the third key of data for
+	// object jobs (12.51+).
+	BatchID bool
+	// DeleteWhenMissingModels writes the deleteWhenMissingModels flag after retryUntil for
+	// object jobs (13.0+); 13.x workers decide missing models from it.
+	DeleteWhenMissingModels bool
 }
-
-func (v Version) valid() bool { return v >= Laravel8 && v <= Laravel13 }
 
 // ObjectJob describes a job dispatched as an object (PHP's dispatch(new Job)): the
 // fields createObjectPayload reads from the job instance.
@@ -66,10 +45,10 @@ type ObjectJob struct {
 	FailOnTimeout bool
 	Backoff       *string // already comma-joined, see JoinBackoff; nil writes null
 
-	BatchID                 *string // data.batchId (Laravel1251, Laravel13)
-	DeleteWhenMissingModels bool    // Laravel13
-	Delay                   *int64  // trailing delay in seconds (Laravel1211+); nil writes null
-	CreatedAt               int64   // createdAt, Unix seconds (Laravel1211+); the caller passes now
+	BatchID                 *string // data.batchId (Shape.BatchID)
+	DeleteWhenMissingModels bool    // Shape.DeleteWhenMissingModels
+	Delay                   *int64  // trailing delay in seconds (Shape.CreatedAt); nil writes null
+	CreatedAt               int64   // createdAt, Unix seconds (Shape.CreatedAt); the caller passes now
 }
 
 // payloadFlags is what Laravel 8.82+ createPayload passes to json_encode.
@@ -80,10 +59,7 @@ const payloadFlags = JSONUnescapedUnicode
 // U+2028/U+2029, \u0000 for the NULs of mangled property names, "attempts":0. A command
 // or name that is not valid UTF-8 is an *EncodeError with code JSONErrorUTF8, where
 // Laravel throws InvalidPayloadException ("Error code: 5").
-func BuildObject(j ObjectJob, v Version) ([]byte, error) {
-	if !v.valid() {
-		return nil, fmt.Errorf("payload: unknown %v", v)
-	}
+func BuildObject(j ObjectJob, v Shape) ([]byte, error) {
 	if j.CommandName == "" {
 		return nil, fmt.Errorf("payload: ObjectJob.CommandName is required (the PHP class of the command)")
 	}
@@ -115,7 +91,7 @@ func BuildObject(j ObjectJob, v Version) ([]byte, error) {
 	w.int(j.Timeout)
 	w.lit(`,"retryUntil":`)
 	w.int(j.RetryUntil)
-	if v >= Laravel13 {
+	if v.DeleteWhenMissingModels {
 		w.lit(`,"deleteWhenMissingModels":`)
 		w.bool(j.DeleteWhenMissingModels)
 	}
@@ -123,7 +99,7 @@ func BuildObject(j ObjectJob, v Version) ([]byte, error) {
 	w.str("data.commandName", j.CommandName)
 	w.lit(`,"command":`)
 	w.str("data.command", j.Command)
-	if v >= Laravel1251 {
+	if v.BatchID {
 		w.lit(`,"batchId":`)
 		if j.BatchID == nil {
 			w.lit("null")
@@ -141,7 +117,7 @@ type StringOption func(*stringJob)
 
 type stringJob struct {
 	uuid, id  string
-	version   Version
+	shape     Shape
 	createdAt int64
 	delay     *int64
 }
@@ -152,13 +128,13 @@ func WithUUID(uuid string) StringOption { return func(s *stringJob) { s.uuid = u
 // WithID sets the Redis id instead of generating one.
 func WithID(id string) StringOption { return func(s *stringJob) { s.id = id } }
 
-// WithVersion selects the payload shape (default Laravel8).
-func WithVersion(v Version) StringOption { return func(s *stringJob) { s.version = v } }
+// WithShape selects the payload shape (default: 8.43's, the zero Shape).
+func WithShape(v Shape) StringOption { return func(s *stringJob) { s.shape = v } }
 
-// WithCreatedAt sets createdAt (Unix seconds), written from Laravel1211 on.
+// WithCreatedAt sets createdAt (Unix seconds), written when the shape has CreatedAt.
 func WithCreatedAt(unix int64) StringOption { return func(s *stringJob) { s.createdAt = unix } }
 
-// WithDelay sets the trailing delay in seconds, written from Laravel1211 on (null
+// WithDelay sets the trailing delay in seconds, written when the shape has CreatedAt (null
 // without this option).
 func WithDelay(seconds int64) StringOption { return func(s *stringJob) { s.delay = &seconds } }
 
@@ -175,9 +151,6 @@ func BuildString(job string, data json.RawMessage, opts ...StringOption) ([]byte
 	var o stringJob
 	for _, opt := range opts {
 		opt(&o)
-	}
-	if !o.version.valid() {
-		return nil, fmt.Errorf("payload: unknown %v", o.version)
 	}
 	if job == "" {
 		return nil, fmt.Errorf("payload: the job string is required (\"Class@method\")")
@@ -202,7 +175,7 @@ func BuildString(job string, data json.RawMessage, opts ...StringOption) ([]byte
 			w.err = inPath(err, "data")
 		}
 	}
-	w.tail(o.version, o.createdAt, orNew(o.id, NewID), o.delay)
+	w.tail(o.shape, o.createdAt, orNew(o.id, NewID), o.delay)
 	return w.b, w.err
 }
 
@@ -243,15 +216,15 @@ func (w *writer) bool(b bool) {
 // tail writes what follows data: createdAt (12.11+), the Redis driver's id and
 // attempts, and 12.11's delay, which createPayload sets after createPayloadArray (and
 // so after id/attempts).
-func (w *writer) tail(v Version, createdAt int64, id string, delay *int64) {
-	if v >= Laravel1211 {
+func (w *writer) tail(v Shape, createdAt int64, id string, delay *int64) {
+	if v.CreatedAt {
 		w.lit(`,"createdAt":`)
 		w.b = AppendJSONInt(w.b, createdAt)
 	}
 	w.lit(`,"id":`)
 	w.str("id", id)
 	w.lit(`,"attempts":0`)
-	if v >= Laravel1211 {
+	if v.CreatedAt {
 		w.lit(`,"delay":`)
 		w.int(delay)
 	}

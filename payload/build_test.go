@@ -136,7 +136,7 @@ func TestBuildObjectMatchesLaravel8(t *testing.T) {
 			j.DisplayName = *c.display
 		}
 		if php[i].err != "" {
-			_, err := BuildObject(j, Laravel8)
+			_, err := BuildObject(j, Shape{})
 			var ee *EncodeError
 			if !strings.Contains(php[i].err, "Error code: 5") || !errors.As(err, &ee) || ee.Code != JSONErrorUTF8 {
 				t.Errorf("%s: PHP %q, Go %v", c.name, php[i].err, err)
@@ -158,7 +158,7 @@ func TestBuildObjectMatchesLaravel8(t *testing.T) {
 				t.Fatalf("%s: serialized command lacks the protected property: %q", c.name, j.Command)
 			}
 		}
-		got, err := BuildObject(j, Laravel8)
+		got, err := BuildObject(j, Shape{})
 		if err != nil {
 			t.Errorf("%s: %v", c.name, err)
 			continue
@@ -253,7 +253,7 @@ func TestBuildObjectLaravel1211MatchesS9(t *testing.T) {
 	s9 := mustParse(t, sample(t, "S9"))
 	j := ObjectJob{UUID: s9.UUID, ID: "IDIDIDIDIDIDIDIDIDIDIDIDIDIDIDID", CommandName: s9.CommandName, Command: s9.Command,
 		MaxTries: s9.MaxTries, Timeout: s9.Timeout, CreatedAt: *s9.CreatedAt}
-	got, err := BuildObject(j, Laravel1211)
+	got, err := BuildObject(j, Shape{CreatedAt: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +263,7 @@ func TestBuildObjectLaravel1211MatchesS9(t *testing.T) {
 	}
 	s10 := mustParse(t, sample(t, "S10"))
 	got, err = BuildObject(ObjectJob{UUID: s10.UUID, ID: "x", DisplayName: s10.DisplayName, CommandName: s10.CommandName,
-		Command: s10.Command, CreatedAt: *s10.CreatedAt}, Laravel1211)
+		Command: s10.Command, CreatedAt: *s10.CreatedAt}, Shape{CreatedAt: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,17 +276,19 @@ func TestBuildObjectLaravel1211MatchesS9(t *testing.T) {
 func TestBuildShapes(t *testing.T) {
 	base := ObjectJob{UUID: "u", ID: "i", CommandName: "A", Command: "c", CreatedAt: 1700000000, Delay: i64(30), BatchID: str("b"),
 		DeleteWhenMissingModels: true}
-	wantKeys := map[Version]string{
-		Laravel8:    "uuid,displayName,job,maxTries,maxExceptions,failOnTimeout,backoff,timeout,retryUntil,data,id,attempts",
-		Laravel1211: "uuid,displayName,job,maxTries,maxExceptions,failOnTimeout,backoff,timeout,retryUntil,data,createdAt,id,attempts,delay",
-		Laravel1251: "uuid,displayName,job,maxTries,maxExceptions,failOnTimeout,backoff,timeout,retryUntil,data,createdAt,id,attempts,delay",
-		Laravel13:   "uuid,displayName,job,maxTries,maxExceptions,failOnTimeout,backoff,timeout,retryUntil,deleteWhenMissingModels,data,createdAt,id,attempts,delay",
+	type shape = Shape
+	l8, l1211, l1251, l13 := shape{}, shape{CreatedAt: true}, shape{CreatedAt: true, BatchID: true}, shape{CreatedAt: true, BatchID: true, DeleteWhenMissingModels: true}
+	wantKeys := map[Shape]string{
+		l8:    "uuid,displayName,job,maxTries,maxExceptions,failOnTimeout,backoff,timeout,retryUntil,data,id,attempts",
+		l1211: "uuid,displayName,job,maxTries,maxExceptions,failOnTimeout,backoff,timeout,retryUntil,data,createdAt,id,attempts,delay",
+		l1251: "uuid,displayName,job,maxTries,maxExceptions,failOnTimeout,backoff,timeout,retryUntil,data,createdAt,id,attempts,delay",
+		l13:   "uuid,displayName,job,maxTries,maxExceptions,failOnTimeout,backoff,timeout,retryUntil,deleteWhenMissingModels,data,createdAt,id,attempts,delay",
 	}
-	wantData := map[Version]string{
-		Laravel8:    `{"commandName":"A","command":"c"}`,
-		Laravel1211: `{"commandName":"A","command":"c"}`,
-		Laravel1251: `{"commandName":"A","command":"c","batchId":"b"}`,
-		Laravel13:   `{"commandName":"A","command":"c","batchId":"b"}`,
+	wantData := map[Shape]string{
+		l8:    `{"commandName":"A","command":"c"}`,
+		l1211: `{"commandName":"A","command":"c"}`,
+		l1251: `{"commandName":"A","command":"c","batchId":"b"}`,
+		l13:   `{"commandName":"A","command":"c","batchId":"b"}`,
 	}
 	for v, keysWant := range wantKeys {
 		b, err := BuildObject(base, v)
@@ -297,10 +299,10 @@ func TestBuildShapes(t *testing.T) {
 		if keys(e) != keysWant || string(e.Data) != wantData[v] {
 			t.Errorf("%v: keys %s data %s", v, keys(e), e.Data)
 		}
-		if v >= Laravel1211 && (*e.CreatedAt != 1700000000 || *e.Delay != 30) {
+		if v.CreatedAt && (*e.CreatedAt != 1700000000 || *e.Delay != 30) {
 			t.Errorf("%v: createdAt/delay %s", v, b)
 		}
-		if v == Laravel13 {
+		if v == l13 {
 			if w, _ := e.Get("deleteWhenMissingModels"); string(w) != "true" {
 				t.Errorf("deleteWhenMissingModels %s", w)
 			}
@@ -311,27 +313,24 @@ func TestBuildShapes(t *testing.T) {
 	}
 	nob := base
 	nob.BatchID, nob.Delay = nil, nil
-	b, _ := BuildObject(nob, Laravel1251)
+	b, _ := BuildObject(nob, l1251)
 	if !bytes.Contains(b, []byte(`"batchId":null}`)) || !bytes.HasSuffix(b, []byte(`"attempts":0,"delay":null}`)) {
 		t.Errorf("nulls: %s", b)
 	}
-	s, err := BuildString("A@b", json.RawMessage(`{}`), WithUUID("u"), WithID("i"), WithVersion(Laravel13), WithCreatedAt(5), WithDelay(9))
+	s, err := BuildString("A@b", json.RawMessage(`{}`), WithUUID("u"), WithID("i"), WithShape(l13), WithCreatedAt(5), WithDelay(9))
 	if err != nil || string(s) != `{"uuid":"u","displayName":"A","job":"A@b","maxTries":null,"maxExceptions":null,"failOnTimeout":false,"backoff":null,"timeout":null,"data":[],"createdAt":5,"id":"i","attempts":0,"delay":9}` {
 		t.Errorf("string 13.x: %s %v", s, err)
 	}
 }
 
 func TestBuildErrors(t *testing.T) {
-	if _, err := BuildObject(ObjectJob{Command: "c"}, Laravel8); err == nil || !strings.Contains(err.Error(), "CommandName") {
+	if _, err := BuildObject(ObjectJob{Command: "c"}, Shape{}); err == nil || !strings.Contains(err.Error(), "CommandName") {
 		t.Errorf("no class: %v", err)
 	}
-	if _, err := BuildObject(ObjectJob{CommandName: "A"}, Laravel8); err == nil || !strings.Contains(err.Error(), "Command ") {
+	if _, err := BuildObject(ObjectJob{CommandName: "A"}, Shape{}); err == nil || !strings.Contains(err.Error(), "Command ") {
 		t.Errorf("no command: %v", err)
 	}
-	if _, err := BuildObject(ObjectJob{CommandName: "A", Command: "c"}, Version(9)); err == nil {
-		t.Error("bad version accepted")
-	}
-	_, err := BuildObject(ObjectJob{CommandName: "A", Command: "ok\xfe"}, Laravel8)
+	_, err := BuildObject(ObjectJob{CommandName: "A", Command: "ok\xfe"}, Shape{})
 	var ee *EncodeError
 	if !errors.As(err, &ee) || ee.Path != "data.command" || ee.Offset != 2 {
 		t.Errorf("bad utf-8: %v", err)

@@ -55,7 +55,7 @@ func ExampleBuildObject() {
 		MaxTries:    &tries,
 		Timeout:     &timeout,
 		Backoff:     &backoff,
-	}, payload.Laravel8)
+	}, payload.Shape{})
 	fmt.Println(string(raw), err)
 	// Output:
 	// {"uuid":"3d41ed5e-349a-4515-96ce-414d2f07c140","displayName":"App\\Jobs\\SendInvoice","job":"Illuminate\\Queue\\CallQueuedHandler@call","maxTries":3,"maxExceptions":null,"failOnTimeout":false,"backoff":"10,60","timeout":120,"retryUntil":null,"data":{"commandName":"App\\Jobs\\SendInvoice","command":"O:20:\"App\\Jobs\\SendInvoice\":1:{s:9:\"\u0000*\u0000number\";s:9:\"2024\/0042\";}"},"id":"SNjXfGlL1QdB3G3CyCnfXI3pHjC2kNK8","attempts":0} <nil>

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/laraq/laraq/internal/phpfmt"
+	"github.com/laraq/laraq/internal/php"
 )
 
 // JSONFlags selects the json_encode() options that change the bytes PHP writes.
@@ -160,5 +160,5 @@ func AppendJSONFloat(dst []byte, f float64) ([]byte, error) {
 	if math.IsInf(f, 0) || math.IsNaN(f) {
 		return dst, &EncodeError{Code: JSONErrorInfOrNaN, Offset: -1}
 	}
-	return phpfmt.AppendFloat(dst, f, 'e'), nil
+	return php.AppendFloat(dst, f, 'e'), nil
 }

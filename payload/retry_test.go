@@ -101,7 +101,7 @@ job['attempts'] = job['attempts'] + 1
 return cjson.encode(job)`
 
 func TestCheckPushRawAgainstRedisCjson(t *testing.T) {
-	built, err := BuildObject(ObjectJob{CommandName: `App\Jobs\A`, Command: "O:10:\"App\\Jobs\\A\":0:{}"}, Laravel13)
+	built, err := BuildObject(ObjectJob{CommandName: `App\Jobs\A`, Command: "O:10:\"App\\Jobs\\A\":0:{}"}, Shape{CreatedAt: true, BatchID: true, DeleteWhenMissingModels: true})
 	if err != nil {
 		t.Fatal(err)
 	}

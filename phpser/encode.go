@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/laraq/laraq/internal/phpfmt"
+	"github.com/laraq/laraq/internal/php"
 )
 
 // Encode writes v in PHP's serialize() format. It is the exact inverse of Decode:
@@ -27,7 +27,7 @@ func AppendEncode(dst []byte, v *Value) ([]byte, error) {
 
 // appendFloat writes f as serialize() does (shortest round-trip digits, E exponent,
 // INF/-INF/NAN).
-func appendFloat(dst []byte, f float64) []byte { return phpfmt.AppendFloat(dst, f, 'E') }
+func appendFloat(dst []byte, f float64) []byte { return php.AppendFloat(dst, f, 'E') }
 
 func appendLenQuoted(b []byte, tag string, s string) []byte {
 	b = append(b, tag...)

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/laraq/laraq/internal/phpfmt"
+	"github.com/laraq/laraq/internal/php"
 )
 
 // The readable form is JSON that shows a PHP value the way a person reads it:
@@ -301,7 +301,7 @@ func appendReadableFloat(b []byte, f float64) []byte {
 		return append(b, `"-INF"`...)
 	}
 	start := len(b)
-	b = phpfmt.AppendFloat(b, f, 'e')
+	b = php.AppendFloat(b, f, 'e')
 	if !bytes.ContainsAny(b[start:], ".eE") {
 		b = append(b, '.', '0')
 	}

@@ -10,10 +10,10 @@ package main
 import (
 	"os"
 
+	"github.com/laraq/laraq"
 	"github.com/laraq/laraq/cli"
-	"github.com/laraq/laraq/handlers"
 )
 
 func main() {
-	os.Exit(cli.Run(handlers.NewRegistry()))
+	os.Exit(cli.Run(laraq.NewJobs(), cli.WithCommand(demoCommand)))
 }

@@ -1,22 +1,21 @@
 // Command worker is a starting point for a Go worker on a Laravel application's Redis
-// queues: it reads the application's .env, runs two job classes with typed Go handlers
-// and leaves every other job to the PHP workers on the same queues.
+// queues: it reads the application's .env and config files as `laraq work --laravel-root`
+// does, runs two job classes with typed Go handlers, and leaves every other job to the
+// PHP workers on the same queues.
 //
 //	go run ./examples/worker /var/www/shop
 package main
 
 import (
 	"context"
-	"log/slog"
+	"errors"
+	"log"
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
-	"github.com/laraq/laraq/config"
-	"github.com/laraq/laraq/consumer"
-	"github.com/laraq/laraq/failed"
-	"github.com/laraq/laraq/handlers"
+	"github.com/laraq/laraq"
+	"github.com/laraq/laraq/laravel"
 	"github.com/laraq/laraq/phpser"
 )
 
@@ -24,55 +23,51 @@ import (
 // protected $locale.
 type SendWelcomeEmail struct {
 	User   phpser.ModelIdentifier `php:"user"`
-	Locale string                 `php:"locale"`
+	Locale string                 `php:"locale,protected"`
+	laraq.Queueable
 }
+
+func (SendWelcomeEmail) PHPClass() string { return `App\Jobs\SendWelcomeEmail` }
 
 // GenerateInvoice mirrors App\Jobs\GenerateInvoice: public int $orderId.
 type GenerateInvoice struct {
 	OrderID int64 `php:"orderId"`
+	laraq.Queueable
 }
+
+func (GenerateInvoice) PHPClass() string { return `App\Jobs\GenerateInvoice` }
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	log := slog.Default()
-	must := func(err error) {
-		if err != nil {
-			log.Error("worker", "err", err)
-			os.Exit(1)
-		}
-	}
 	root := "."
 	if len(os.Args) > 1 {
 		root = os.Args[1]
 	}
-	cfg, err := config.Load(config.Sources{LaravelRoot: root}) // its .env, config/*.php, version
-	must(err)
-	clients, err := cfg.NewClients()
-	must(err)
-	defer clients.Close()
-	store, err := failed.Open(ctx, cfg.FailedDatabase, cfg.FailedOptions()) // the app's failed_jobs
-	must(err)
-	defer store.Close()
+	conn, err := laravel.Connect(ctx, laravel.App{Root: root}) // Redis, prefix, release, cache, failed_jobs
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer conn.Close()
 
-	reg := handlers.NewRegistry()
-	handlers.Register(reg, `App\Jobs\SendWelcomeEmail`, func(ctx context.Context, job *SendWelcomeEmail, meta *handlers.Job) error {
-		log.Info("welcome mail", "user", job.User.ID, "locale", job.Locale, "attempt", meta.Attempt)
+	jobs := laraq.NewJobs()
+	laraq.Handle(jobs, func(ctx context.Context, job *laraq.Job[SendWelcomeEmail]) error {
+		log.Printf("welcome mail to %s #%v in %q, attempt %d", job.Command.User.Class, job.Command.User.ID, job.Command.Locale, job.Attempt)
 		return nil // done: deleted, like a PHP job whose handle() returned
 	})
-	handlers.Register(reg, `App\Jobs\GenerateInvoice`, func(ctx context.Context, job *GenerateInvoice, meta *handlers.Job) error {
-		log.Info("invoice", "order", job.OrderID)
+	laraq.Handle(jobs, func(ctx context.Context, job *laraq.Job[GenerateInvoice]) error {
+		log.Printf("invoice for order %d", job.Command.OrderID)
 		return nil // an error would be retried by Laravel's rules (tries, backoff)
 	})
 
-	w, err := consumer.New(clients.Queue, consumer.Config{
-		Queues: []string{cfg.Queue}, Connection: cfg.Connection, Prefix: cfg.Prefix, Registry: reg,
-		RetryAfter: time.Duration(cfg.RetryAfter) * time.Second, Tries: new(3), Failed: store,
-		Unhandled: consumer.UnhandledPolicy{Action: consumer.HandBackUnhandled}, // other classes: PHP's
-		Cache:     consumer.CacheConfig{Client: clients.Cache, RedisPrefix: &cfg.Prefix, Prefix: cfg.CachePrefix, Separator: cfg.CacheSeparator},
+	w, err := laraq.NewWorker(conn, jobs, laraq.WorkerConfig{
+		Tries:     3,
+		Unhandled: laraq.UnhandledPolicy{Action: laraq.HandBackUnhandled}, // other classes: PHP's
 	})
-	must(err)
-	if err := w.Run(ctx); err != nil { // returns after SIGTERM (nil) or queue:restart
-		log.Info("worker stopped", "reason", err)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := w.Run(ctx); err != nil && !errors.Is(err, laraq.ErrRestart) {
+		log.Fatal(err)
 	}
 }

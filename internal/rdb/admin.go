@@ -114,6 +114,15 @@ func (r *RDB) Invalid(ctx context.Context, queue string) ([][]byte, error) {
 	return out, nil
 }
 
+// InvalidCount returns how many payloads queue's invalid list holds.
+func (r *RDB) InvalidCount(ctx context.Context, queue string) (int64, error) {
+	n, err := r.client.LLen(ctx, r.keysOf(queue).Invalid).Result()
+	if err != nil {
+		return 0, fmt.Errorf("rdb: invalid jobs of queue %q: %w", queue, err)
+	}
+	return n, nil
+}
+
 // ClearInvalid deletes queue's invalid list and returns how many payloads it held.
 func (r *RDB) ClearInvalid(ctx context.Context, queue string) (int64, error) {
 	k := r.keysOf(queue)

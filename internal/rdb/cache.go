@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/laraq/laraq/internal/php"
 )
 
 // JobExceptionsTTL is the lifetime Laravel's Worker gives a new maxExceptions counter
@@ -287,7 +289,7 @@ func phpTruthy(v any) bool {
 	if !ok {
 		return false
 	}
-	if isNumeric(s) {
+	if php.IsNumeric(s) {
 		return s != "0"
 	}
 	switch s {
@@ -302,45 +304,4 @@ func phpTruthy(v any) bool {
 	}
 	// A value that is no serialized PHP at all makes unserialize() return false.
 	return len(s) >= 2 && strings.IndexByte("bidsaOCNE", s[0]) >= 0 && (s[1] == ':' || s == "N;")
-}
-
-// isNumeric mirrors PHP 8's is_numeric for strings: optional surrounding whitespace,
-// optional sign, decimal digits with an optional fraction, optional exponent.
-func isNumeric(s string) bool {
-	s = strings.Trim(s, " \t\n\r\v\f")
-	if s == "" {
-		return false
-	}
-	if s[0] == '+' || s[0] == '-' {
-		s = s[1:]
-	}
-	digits := 0
-	i := 0
-	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-		i, digits = i+1, digits+1
-	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i, digits = i+1, digits+1
-		}
-	}
-	if digits == 0 {
-		return false
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		j := i + 1
-		if j < len(s) && (s[j] == '+' || s[j] == '-') {
-			j++
-		}
-		k := j
-		for k < len(s) && s[k] >= '0' && s[k] <= '9' {
-			k++
-		}
-		if k == j {
-			return false
-		}
-		i = k
-	}
-	return i == len(s)
 }

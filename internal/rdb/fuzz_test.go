@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/laraq/laraq/internal/php"
 	"github.com/laraq/laraq/internal/testenv"
 )
 
@@ -89,7 +90,7 @@ func FuzzCacheValue(f *testing.F) {
 	f.Fuzz(func(t *testing.T, v string) {
 		_ = phpTruthy(v)
 		n, err := parseCacheInt(v)
-		if err == nil && isNumeric(v) && !strings.ContainsAny(v, ".eE") {
+		if err == nil && php.IsNumeric(v) && !strings.ContainsAny(v, ".eE") {
 			if m, err := parseCacheInt(strconv.FormatInt(n, 10)); err != nil || m != n {
 				t.Fatalf("%q read as %d, which reads back as %d %v", v, n, m, err)
 			}

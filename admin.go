@@ -1,0 +1,226 @@
+package laraq
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/laraq/laraq/internal/rdb"
+	"github.com/laraq/laraq/payload"
+)
+
+// Admin does on a connection what artisan's queue commands do: queue:clear,
+// queue:restart, queue:pause and queue:resume, queue:retry of failed jobs, and the sizes
+// `laraq stats` (Horizon's workload, Queue::size) shows. It is safe for concurrent use.
+type Admin struct {
+	conn *Connection
+	rdb  *rdb.RDB
+	now  func() time.Time
+}
+
+// NewAdmin returns the admin API of a connection.
+func NewAdmin(conn *Connection, opts ...Option) (*Admin, error) {
+	r, err := conn.rdb()
+	if err != nil {
+		return nil, err
+	}
+	cfg := collectOptions(opts)
+	if cfg.now == nil {
+		cfg.now = time.Now
+	}
+	return &Admin{conn: conn, rdb: r, now: cfg.now}, nil
+}
+
+// QueueSize is what a queue holds.
+type QueueSize struct {
+	Queue    string // the bare queue name
+	Ready    int64  // queues:NAME, ready to run
+	Delayed  int64  // :delayed, delayed or released jobs waiting for their time
+	Reserved int64  // :reserved, running now or abandoned until retry_after
+	Invalid  int64  // :invalid, payloads laraq set aside because the pop script cannot reserve them
+	// OldestReady is how long ago the oldest ready job was queued, when its payload says
+	// (createdAt from Laravel 12.11, or Horizon's pushedAt); HasOldest tells.
+	OldestReady time.Duration
+	HasOldest   bool
+}
+
+// Queues lists the queues that have keys under the connection's prefix.
+func (a *Admin) Queues(ctx context.Context) ([]string, error) { return a.rdb.Queues(ctx) }
+
+// Sizes returns a queue's ready, delayed and reserved counts (queue:monitor's view).
+func (a *Admin) Sizes(ctx context.Context, queue string) (ready, delayed, reserved int64, err error) {
+	return a.rdb.Sizes(ctx, queue)
+}
+
+// Size returns what a queue holds, with the age of its oldest ready job.
+func (a *Admin) Size(ctx context.Context, queue string) (QueueSize, error) {
+	s := QueueSize{Queue: queue}
+	var err error
+	if s.Ready, s.Delayed, s.Reserved, err = a.rdb.Sizes(ctx, queue); err != nil {
+		return s, err
+	}
+	if s.Invalid, err = a.rdb.InvalidCount(ctx, queue); err != nil {
+		return s, err
+	}
+	if s.Ready > 0 {
+		head, err := a.rdb.OldestReady(ctx, queue)
+		if err != nil {
+			return s, err
+		}
+		s.OldestReady, s.HasOldest = payloadAge(head, a.now())
+	}
+	return s, nil
+}
+
+// payloadAge is how long ago a payload was queued, from createdAt (Unix seconds, Laravel
+// 12.11+) or Horizon's pushedAt ("1729411372.3932").
+func payloadAge(raw []byte, now time.Time) (time.Duration, bool) {
+	env, err := payload.Parse(raw)
+	if err != nil {
+		return 0, false
+	}
+	var at float64
+	switch {
+	case env.CreatedAt != nil:
+		at = float64(*env.CreatedAt)
+	case env.PushedAt != "":
+		if at, err = strconv.ParseFloat(env.PushedAt, 64); err != nil {
+			return 0, false
+		}
+	default:
+		return 0, false
+	}
+	age := float64(now.UnixNano())/1e9 - at
+	if age < 0 {
+		age = 0 // the producer's clock and ours differ
+	}
+	return time.Duration(age * float64(time.Second)), true
+}
+
+// Clear deletes every ready, delayed and reserved job of a queue with its notify tokens,
+// in one step, and returns how many there were (queue:clear). Payloads set aside in the
+// invalid list are not touched: see ClearInvalid.
+func (a *Admin) Clear(ctx context.Context, queue string) (int64, error) {
+	return a.rdb.Clear(ctx, queue)
+}
+
+// Restart writes the queue:restart signal, the current Unix time without expiry, to the
+// cache store, as `php artisan queue:restart` does: PHP and Go workers reading the same
+// store finish their job and exit, for their supervisor to start them again.
+func (a *Admin) Restart(ctx context.Context) error {
+	if a.conn.Cache.Disabled {
+		return errors.New("laraq: the connection has no cache store: queue:restart has nowhere to go")
+	}
+	return a.rdb.Cache().SignalRestart(ctx, a.now().Unix())
+}
+
+// Pause pauses a queue as `php artisan queue:pause connection:queue` does (12.40+):
+// workers of 12.40+ and laraq workers skip it until Resume. An empty connection is the
+// connection's own name.
+func (a *Admin) Pause(ctx context.Context, connection, queue string) error {
+	if err := a.cacheOK(); err != nil {
+		return err
+	}
+	return a.rdb.Cache().Pause(ctx, a.connectionName(connection), queue)
+}
+
+// Resume resumes a paused queue (queue:resume).
+func (a *Admin) Resume(ctx context.Context, connection, queue string) error {
+	if err := a.cacheOK(); err != nil {
+		return err
+	}
+	return a.rdb.Cache().Resume(ctx, a.connectionName(connection), queue)
+}
+
+// PauseAll sets Laravel 13.25's switch that pauses every queue.
+func (a *Admin) PauseAll(ctx context.Context) error {
+	if err := a.cacheOK(); err != nil {
+		return err
+	}
+	return a.rdb.Cache().PauseAll(ctx)
+}
+
+// ResumeAll clears Laravel 13.25's pause-all switch.
+func (a *Admin) ResumeAll(ctx context.Context) error {
+	if err := a.cacheOK(); err != nil {
+		return err
+	}
+	return a.rdb.Cache().ResumeAll(ctx)
+}
+
+func (a *Admin) cacheOK() error {
+	if a.conn.Cache.Disabled {
+		return errors.New("laraq: the connection has no cache store for pause keys")
+	}
+	return nil
+}
+
+func (a *Admin) connectionName(c string) string {
+	if c == "" {
+		return a.conn.name()
+	}
+	return c
+}
+
+// RetryResult is what Retry did with one failed job.
+type RetryResult struct {
+	ID       string   // the failed job's ID
+	Queue    string   // the queue it was pushed to
+	Warnings []string // what differs from `php artisan queue:retry`
+}
+
+// ErrNoFailedJob is wrapped by Retry for an ID the failed-job store does not have.
+var ErrNoFailedJob = errors.New("no such failed job")
+
+// Retry pushes a failed job back onto its queue and forgets its record, as
+// `php artisan queue:retry ID` does: the stored payload with attempts reset to 0, encoded
+// as PHP's json_encode writes it (payload.ResetForRetry), through the push script. PHP
+// also asks the job class for a fresh retryUntil(), which laraq cannot; a past retryUntil
+// is kept and reported in Warnings. The record is forgotten after the push; when that
+// fails the job is queued and still listed, which a Warning says.
+func (a *Admin) Retry(ctx context.Context, id string) (RetryResult, error) {
+	res := RetryResult{ID: id}
+	if a.conn.Failed == nil {
+		return res, errors.New("laraq: the connection has no failed-job store")
+	}
+	rec, err := a.conn.Failed.Find(ctx, id)
+	if err != nil {
+		return res, err
+	}
+	if rec == nil {
+		return res, fmt.Errorf("%w: Unable to find failed job with ID [%s].", ErrNoFailedJob, id)
+	}
+	res.Queue = rec.Queue
+	if rec.Connection != a.conn.name() {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("failed job [%s] was recorded on connection %q; it is pushed to connection %q, queue %q",
+			id, rec.Connection, a.conn.name(), rec.Queue))
+	}
+	body, err := payload.ResetForRetry(rec.Payload)
+	if err != nil {
+		return res, fmt.Errorf("failed job [%s] cannot be retried: %w", id, err)
+	}
+	if env, err := payload.Parse(body); err == nil && env.RetryUntil != nil && *env.RetryUntil <= a.now().Unix() {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("failed job [%s] has retryUntil %s, already past: queue:retry would ask the PHP job class for a fresh one; laraq keeps it, so the job fails again at once unless its class has no retryUntil()",
+			id, time.Unix(*env.RetryUntil, 0).UTC().Format(time.RFC3339)))
+	}
+	if err := a.rdb.Push(ctx, rec.Queue, body); err != nil {
+		return res, fmt.Errorf("failed job [%s]: push to queue %s: %w", id, rec.Queue, err)
+	}
+	if _, err := a.conn.Failed.Forget(ctx, id); err != nil {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("failed job [%s] was pushed but its record could not be deleted: %v", id, err))
+	}
+	return res, nil
+}
+
+// Invalid returns the payloads laraq set aside in a queue's invalid list (payloads the pop
+// script cannot reserve, which a PHP worker would lose), oldest first.
+func (a *Admin) Invalid(ctx context.Context, queue string) ([][]byte, error) {
+	return a.rdb.Invalid(ctx, queue)
+}
+
+// ClearInvalid deletes a queue's invalid list and returns how many payloads it held.
+func (a *Admin) ClearInvalid(ctx context.Context, queue string) (int64, error) {
+	return a.rdb.ClearInvalid(ctx, queue)
+}

@@ -1,0 +1,222 @@
+package laraq
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/laraq/laraq/internal/php"
+	"github.com/laraq/laraq/payload"
+	"github.com/laraq/laraq/phpser"
+)
+
+// The envelope's job metadata comes from the command object the way Laravel 8's
+// Queue::createObjectPayload reads it: `$job->tries ?? null` and friends run in the
+// Queue class, outside the job's scope, so only public properties count (a protected
+// $tries is invisible there and gives null), and a null value counts as absent (??,
+// isset). Values are written as PHP holds them: an int property gives a JSON int, a
+// string property a JSON string, and so on.
+
+// publicProp returns the value of the public property name when it is set and not null.
+func publicProp(cmd *phpser.Value, name string) (*phpser.Value, bool) {
+	for _, e := range cmd.Entries() {
+		if e.Key.IsInt() {
+			continue
+		}
+		n, vis, _ := e.Key.Name()
+		if n != name || vis != phpser.Public {
+			continue
+		}
+		v := e.Value.Deref()
+		if v == nil || v.IsNull() {
+			return nil, false
+		}
+		return v, true
+	}
+	return nil, false
+}
+
+// meta holds the envelope keys createObjectPayload derives from the command, as the
+// JSON values PHP writes for them (nil: null).
+type meta struct {
+	maxTries, maxExceptions, timeout, retryUntil *payload.Value
+	failOnTimeout                                payload.Value
+	backoff                                      *payload.Value
+	batchID                                      *string
+	deleteWhenMissingModels                      bool
+}
+
+func deriveMeta(cmd *phpser.Value, now time.Time) (meta, error) {
+	var m meta
+	raw := func(name string) (*payload.Value, error) {
+		v, ok := publicProp(cmd, name)
+		if !ok {
+			return nil, nil
+		}
+		jv, err := jsonValue(v, name)
+		if err != nil {
+			return nil, err
+		}
+		return &jv, nil
+	}
+	var err error
+	if m.maxTries, err = raw("tries"); err != nil {
+		return m, err
+	}
+	if m.maxExceptions, err = raw("maxExceptions"); err != nil {
+		return m, err
+	}
+	if m.timeout, err = raw("timeout"); err != nil {
+		return m, err
+	}
+	m.failOnTimeout = payload.Value{Kind: payload.KindBool}
+	if v, err := raw("failOnTimeout"); err != nil {
+		return m, err
+	} else if v != nil {
+		m.failOnTimeout = *v
+	}
+	if v, ok := publicProp(cmd, "retryUntil"); ok {
+		if t, err := phpser.TimeOf(v); err == nil {
+			m.retryUntil = &payload.Value{Kind: payload.KindInt, Int: t.Unix()}
+		} else if m.retryUntil, err = raw("retryUntil"); err != nil {
+			return m, err
+		}
+	}
+	if v, ok := publicProp(cmd, "backoff"); ok {
+		s, err := joinBackoff(v, now)
+		if err != nil {
+			return m, err
+		}
+		m.backoff = &payload.Value{Kind: payload.KindString, Str: s}
+	}
+	if v, ok := publicProp(cmd, "batchId"); ok && v.Kind() == phpser.KindString {
+		s := v.Str()
+		m.batchID = &s
+	}
+	if v, ok := publicProp(cmd, "deleteWhenMissingModels"); ok {
+		m.deleteWhenMissingModels = v.Truthy()
+	}
+	return m, nil
+}
+
+// joinBackoff is getJobBackoff: Arr::wrap the value, turn dates into seconds from now,
+// implode with ",". implode converts each item to a PHP string.
+func joinBackoff(v *phpser.Value, now time.Time) (string, error) {
+	items := []*phpser.Value{v}
+	if v.Kind() == phpser.KindArray {
+		items = items[:0]
+		for _, e := range v.Entries() {
+			items = append(items, e.Value.Deref())
+		}
+	}
+	parts := make([]string, len(items))
+	for i, it := range items {
+		if it.Kind() == phpser.KindObject {
+			t, err := phpser.TimeOf(it)
+			if err != nil {
+				return "", fmt.Errorf("backoff[%d]: a %s object is neither a number nor a date", i, it.Class())
+			}
+			parts[i] = strconv.FormatInt(max(0, t.Unix()-now.Unix()), 10)
+			continue
+		}
+		s, err := phpString(it)
+		if err != nil {
+			return "", fmt.Errorf("backoff[%d]: %v", i, err)
+		}
+		parts[i] = s
+	}
+	return strings.Join(parts, ","), nil
+}
+
+// phpString is PHP's (string) conversion of a scalar, as implode applies it: floats
+// with precision 14 ("1.5", "1.0E+25"), true "1", false and null "".
+func phpString(v *phpser.Value) (string, error) {
+	switch v.Kind() {
+	case phpser.KindNull:
+		return "", nil
+	case phpser.KindBool:
+		if v.Bool() {
+			return "1", nil
+		}
+		return "", nil
+	case phpser.KindInt:
+		return strconv.FormatInt(v.Int(), 10), nil
+	case phpser.KindFloat:
+		return php.FloatString(v.Float()), nil
+	case phpser.KindString:
+		return v.Str(), nil
+	}
+	return "", fmt.Errorf("a PHP %s cannot be converted to a string", v.Kind())
+}
+
+// jsonValue is the JSON value json_encode writes for a PHP value found in a property.
+func jsonValue(v *phpser.Value, path string) (payload.Value, error) {
+	v = v.Deref()
+	switch v.Kind() {
+	case phpser.KindNull:
+		return payload.Value{Kind: payload.KindNull}, nil
+	case phpser.KindBool:
+		return payload.Value{Kind: payload.KindBool, Bool: v.Bool()}, nil
+	case phpser.KindInt:
+		return payload.Value{Kind: payload.KindInt, Int: v.Int()}, nil
+	case phpser.KindFloat:
+		return payload.Value{Kind: payload.KindFloat, Float: v.Float()}, nil
+	case phpser.KindString:
+		return payload.Value{Kind: payload.KindString, Str: v.Str()}, nil
+	case phpser.KindArray:
+		out := payload.Value{Kind: payload.KindArray}
+		for _, e := range v.Entries() {
+			k := e.Key.Str()
+			if e.Key.IsInt() {
+				k = strconv.FormatInt(e.Key.Int(), 10)
+			}
+			x, err := jsonValue(&e.Value, path+"["+k+"]")
+			if err != nil {
+				return payload.Value{}, err
+			}
+			out.Items = append(out.Items, payload.Item{Key: k, Value: x})
+		}
+		return out, nil
+	}
+	return payload.Value{}, fmt.Errorf("%s: laraq cannot write a PHP %s into the payload's job metadata", path, v.Kind())
+}
+
+// availableAt is InteractsWithTime::availableAt for a delay property value: a date gives
+// its timestamp, a number (or numeric string) of seconds gives (int) (now + seconds).
+func availableAt(v *phpser.Value, now time.Time) (at int64, seconds int64, err error) {
+	v = v.Deref()
+	switch v.Kind() {
+	case phpser.KindInt:
+		return now.Unix() + v.Int(), v.Int(), nil
+	case phpser.KindFloat:
+		f := v.Float()
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return 0, 0, errors.New("delay is not a finite number")
+		}
+		return int64(float64(now.Unix()) + f), int64(f), nil
+	case phpser.KindString:
+		s := strings.TrimSpace(v.Str())
+		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+			return now.Unix() + n, n, nil
+		}
+		if f, err := strconv.ParseFloat(s, 64); err == nil && !math.IsInf(f, 0) && !math.IsNaN(f) {
+			return int64(float64(now.Unix()) + f), int64(f), nil
+		}
+		return 0, 0, fmt.Errorf("delay %q is not a number of seconds", v.Str())
+	case phpser.KindBool:
+		if v.Bool() {
+			return now.Unix() + 1, 1, nil
+		}
+		return now.Unix(), 0, nil
+	case phpser.KindObject:
+		t, err := phpser.TimeOf(v)
+		if err != nil {
+			return 0, 0, fmt.Errorf("delay: a %s object is neither a number of seconds nor a date (DateInterval is not supported)", v.Class())
+		}
+		return t.Unix(), max(0, t.Unix()-now.Unix()), nil
+	}
+	return 0, 0, fmt.Errorf("delay: a PHP %s is not a number of seconds", v.Kind())
+}

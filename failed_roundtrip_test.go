@@ -1,0 +1,171 @@
+package laraq_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/laraq/laraq"
+
+	"github.com/laraq/laraq/failed"
+	"github.com/laraq/laraq/internal/rdb"
+	"github.com/laraq/laraq/internal/testenv"
+	"github.com/laraq/laraq/payload"
+)
+
+// phpFailedRow is one row of `failed_op.php list`: DatabaseUuidFailedJobProvider::all()
+// reports the uuid as the row's id.
+type phpFailedRow struct {
+	UUID       string `json:"id"`
+	Connection string `json:"connection"`
+	Queue      string `json:"queue"`
+	Payload    string `json:"payload_b64"`
+	Exception  string `json:"exception_b64"`
+}
+
+func phpFailedRows(t *testing.T, penv testenv.PHPEnv) []phpFailedRow {
+	t.Helper()
+	var rows []phpFailedRow
+	if err := json.Unmarshal(penv.Run(t, nil, "failed_op.php", "list"), &rows); err != nil {
+		t.Fatal(err)
+	}
+	for i := range rows {
+		for _, f := range []*string{&rows[i].Payload, &rows[i].Exception} {
+			b, err := base64.StdEncoding.DecodeString(*f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			*f = string(b)
+		}
+	}
+	return rows
+}
+
+// TestFailedByGoRetriedByLaravel: a job the Go worker fails is listed by Laravel's
+// provider, `php artisan queue:retry` pushes it again and Laravel's worker runs it.
+func TestFailedByGoRetriedByLaravel(t *testing.T) {
+	testenv.NeedPHP(t)
+	ctx := context.Background()
+	srv := testenv.RedisServer(t)
+	s := newSide(t, ctx, srv, "php") // table migrated by PHP, opened by Go
+	records := recordFile(t)
+	penv := testenv.PHPEnv{Redis: srv, Prefix: s.prefix, FailedDB: s.dsn, Record: records}
+	d := phpDispatch(t, penv, nil, `{"class":"App\\Jobs\\Scripted","props":{"actions":["ok"],"tag":"round trip"}}`)[0]
+
+	reg := laraq.NewJobs()
+	reg.HandleFunc(`App\Jobs\Scripted`, func(ctx context.Context, job *laraq.JobInfo) error {
+		return laraq.Fail(failed.New("RuntimeException", "Go refuses", 0))
+	})
+	c, err := newWorker(s.queue, setup{Prefix: s.prefix, Registry: reg, Failed: s.store,
+		StopWhenEmpty: true, Sleep: -1, Cache: laraq.CacheStore{Disabled: true}, Logger: quietLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Run(ctx); !errors.Is(err, laraq.ErrQueueEmpty) {
+		t.Fatal(err)
+	}
+
+	rows := phpFailedRows(t, penv)
+	env, _ := payload.Parse([]byte(d.Payload))
+	if len(rows) != 1 || rows[0].UUID != env.UUID || rows[0].Connection != "redis" || rows[0].Queue != "default" ||
+		rows[0].Payload != d.Payload || !strings.HasPrefix(rows[0].Exception, "RuntimeException: Go refuses in ") {
+		t.Fatalf("Laravel lists %+v\nwant the payload as dispatched: %s", rows, d.Payload)
+	}
+	out := penv.Run(t, nil, "failed_op.php", "artisan", "queue:retry", `{"id":["all"]}`)
+	q, err := s.queue.LRange(ctx, s.prefix+"queues:default", 0, -1).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := payload.ResetForRetry([]byte(d.Payload))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(q) != 1 || q[0] != string(want) {
+		t.Fatalf("queue:retry pushed %q\npayload.ResetForRetry gives %s\n%s", q, want, out)
+	}
+	runWorker(t, penv, 30*time.Second, "--max-jobs=1", "--stop-when-empty", "--sleep=0")
+	recs := readRecords(t, records)
+	if len(recs) != 1 || recs[0].UUID == nil || *recs[0].UUID != env.UUID || recs[0].Attempts != 1 || recs[0].Action != "ok" {
+		t.Fatalf("Laravel's worker ran %+v", recs)
+	}
+	if left, _ := testenv.Keys(ctx, s.queue, s.prefix); len(left) != 0 {
+		t.Errorf("left in Redis: %v", left)
+	}
+	if rows := phpFailedRows(t, penv); len(rows) != 0 {
+		t.Errorf("failed rows after the retry: %+v", rows)
+	}
+}
+
+// TestFailedByLaravelRetriedByGo: a job Laravel's worker fails is found by Go's store,
+// reset and pushed again as queue:retry would, and the Go worker runs it.
+func TestFailedByLaravelRetriedByGo(t *testing.T) {
+	testenv.NeedPHP(t)
+	ctx := context.Background()
+	srv := testenv.RedisServer(t)
+	s := newSide(t, ctx, srv, "php")
+	penv := testenv.PHPEnv{Redis: srv, Prefix: s.prefix, FailedDB: s.dsn, Record: recordFile(t)}
+	d := phpDispatch(t, penv, nil, `{"class":"App\\Jobs\\Scripted","props":{"actions":["fail:PHP refuses","ok"],"tries":3}}`)[0]
+	out := runWorker(t, penv, 30*time.Second, "--max-jobs=1", "--stop-when-empty", "--sleep=0")
+	// $this->fail() inside handle() returns normally: JobFailed, then JobProcessed (the
+	// Go worker emits EventFailed, then EventProcessed, likewise).
+	if i, j := strings.Index(out, "Failed:"), strings.Index(out, "Processed:"); i < 0 || j < i {
+		t.Errorf("Laravel's worker printed:\n%s", out)
+	}
+
+	recs, err := s.store.All(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, _ := payload.Parse([]byte(d.Payload))
+	if len(recs) != 1 || recs[0].UUID != env.UUID || recs[0].Queue != "default" || recs[0].Connection != "redis" ||
+		!bytes.Equal(recs[0].Payload, []byte(d.Payload)) || !strings.HasPrefix(recs[0].Exception, "RuntimeException: PHP refuses in ") {
+		t.Fatalf("Go reads %+v", recs)
+	}
+	retry, err := payload.ResetForRetry(recs[0].Payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := newDispatcher(s.queue, dispatchSetup{Prefix: s.prefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.PushRaw(ctx, recs[0].Queue, retry); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := s.store.Forget(ctx, recs[0].ID); !ok || err != nil {
+		t.Fatalf("forget: %v %v", ok, err)
+	}
+
+	var got []string
+	reg := laraq.NewJobs()
+	register(reg, `App\Jobs\Scripted`, func(ctx context.Context, cmd *scriptedJob, job *laraq.JobInfo) error {
+		got = append(got, job.UUID, cmd.Actions[0])
+		if job.Attempt != 1 {
+			t.Errorf("attempt %d after the retry", job.Attempt)
+		}
+		return nil
+	})
+	c, err := newWorker(s.queue, setup{Prefix: s.prefix, Registry: reg, Failed: s.store,
+		StopWhenEmpty: true, Sleep: -1, Cache: laraq.CacheStore{Disabled: true}, Logger: quietLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Run(ctx); !errors.Is(err, laraq.ErrQueueEmpty) {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0] != env.UUID || got[1] != "fail:PHP refuses" {
+		t.Fatalf("Go ran %q", got)
+	}
+	r, _ := rdb.New(s.queue, rdb.Options{Prefix: s.prefix})
+	if ready, delayed, reserved, err := r.Sizes(ctx, "default"); ready+delayed+reserved != 0 || err != nil {
+		t.Errorf("left: %d %d %d %v", ready, delayed, reserved, err)
+	}
+	if rows := phpFailedRows(t, penv); len(rows) != 0 {
+		t.Errorf("Laravel still lists %+v", rows)
+	}
+}

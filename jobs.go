@@ -1,0 +1,250 @@
+package laraq
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"runtime"
+	"sort"
+	"sync"
+
+	"github.com/laraq/laraq/failed"
+	"github.com/laraq/laraq/phpser"
+)
+
+// handlerFunc runs one attempt of a job; the error it returns decides the outcome (see
+// the package documentation: nil deletes, Release/Fail/Delete decide, others retry).
+type handlerFunc func(ctx context.Context, job *JobInfo) error
+
+// maxAliasHops bounds how many renames a lookup follows (old → newer → newest).
+const maxAliasHops = 8
+
+// FallbackClass is the class a fallback handler is reported under.
+const FallbackClass = "*"
+
+// Jobs routes jobs to Go handlers by their PHP class, exact match only: data.commandName
+// for object jobs, the whole job string ("App\Jobs\Report@build") for string jobs (see
+// ClassOf). It is safe for concurrent use; register handlers at program start, before a
+// worker runs.
+//
+// Registering a class twice, an empty class or a nil function is a programming error and
+// panics, as http.ServeMux does.
+type Jobs struct {
+	mu       sync.RWMutex
+	handlers map[string]handlerFunc
+	aliases  map[string]string
+	fallback handlerFunc
+}
+
+// NewJobs returns an empty set of handlers.
+func NewJobs() *Jobs {
+	return &Jobs{handlers: map[string]handlerFunc{}, aliases: map[string]string{}}
+}
+
+// Handle registers fn for the jobs of T's PHP class (T's PHPClass). Before each attempt
+// the command is decoded into a fresh T (see JobInfo.Bind); a command that does not decode
+// fails the job at once with a *DecodeError.
+//
+//	laraq.Handle(jobs, func(ctx context.Context, job *laraq.Job[SendInvoice]) error {
+//		return billing.Send(ctx, job.Command.InvoiceID)
+//	})
+func Handle[T Command](jobs *Jobs, fn func(ctx context.Context, job *Job[T]) error) {
+	var zero T
+	HandleClass(jobs, zero.PHPClass(), fn)
+}
+
+// HandleClass registers fn for the jobs of class, a PHP class name or a string job's
+// "Class@method", with the command (or a string job's JSON data) decoded into T: for
+// types without a PHPClass method, for string jobs, or T = *phpser.Value for the command
+// as PHP values.
+func HandleClass[T any](jobs *Jobs, class string, fn func(ctx context.Context, job *Job[T]) error) {
+	if fn == nil {
+		panic("laraq: HandleClass(" + class + ") with a nil function")
+	}
+	at := funcFrame(fn)
+	jobs.add(class, func(ctx context.Context, info *JobInfo) error {
+		job := &Job[T]{JobInfo: info}
+		if err := bindCommand(info, &job.Command); err != nil {
+			return err
+		}
+		if err := fn(ctx, job); err != nil {
+			return &handlerError{err: err, at: at}
+		}
+		return nil
+	})
+}
+
+// handlerError is an error a handler returned, with the handler's location: Go errors
+// carry none, and the failed_jobs row should point at the handler, not at laraq.
+type handlerError struct {
+	err error
+	at  failed.Frame
+}
+
+func (e *handlerError) Error() string { return e.err.Error() }
+func (e *handlerError) Unwrap() error { return e.err }
+
+// funcFrame is where fn is defined: its file, first line and name.
+func funcFrame(fn any) failed.Frame {
+	f := runtime.FuncForPC(reflect.ValueOf(fn).Pointer())
+	if f == nil {
+		return failed.Frame{}
+	}
+	file, line := f.FileLine(f.Entry())
+	return failed.Frame{File: file, Line: line, Function: f.Name()}
+}
+
+// bindCommand decodes the command into dst; a *phpser.Value destination takes the decoded
+// value itself.
+func bindCommand[T any](info *JobInfo, dst *T) error {
+	if v, ok := any(dst).(**phpser.Value); ok && info.IsObjectJob() {
+		var err error
+		*v, err = info.Value()
+		return err
+	}
+	return info.Bind(dst)
+}
+
+func (j *Jobs) add(class string, h handlerFunc) {
+	if class == "" {
+		panic("laraq: a handler for an empty class name (does PHPClass return a constant?)")
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if _, dup := j.handlers[class]; dup {
+		panic("laraq: a handler for " + class + " is already registered")
+	}
+	if _, dup := j.aliases[class]; dup {
+		panic("laraq: " + class + " is already an alias")
+	}
+	j.handlers[class] = h
+}
+
+// HandleFunc registers fn for the jobs of class as they are, without decoding their
+// command: read it with job.Value or job.Bind, or forward job.Raw.
+func (j *Jobs) HandleFunc(class string, fn func(ctx context.Context, job *JobInfo) error) {
+	if fn == nil {
+		panic("laraq: HandleFunc(" + class + ") with a nil function")
+	}
+	at := funcFrame(fn)
+	j.add(class, func(ctx context.Context, info *JobInfo) error {
+		if err := fn(ctx, info); err != nil {
+			return &handlerError{err: err, at: at}
+		}
+		return nil
+	})
+}
+
+// Alias routes jobs of oldClass to the handler of newClass, for PHP classes renamed
+// while jobs with the old name are still queued. Aliases may chain (a → b → c); the
+// target needs no handler yet.
+func (j *Jobs) Alias(oldClass, newClass string) {
+	if oldClass == "" || newClass == "" {
+		panic("laraq: Alias with an empty class name")
+	}
+	if oldClass == newClass {
+		panic("laraq: Alias of " + oldClass + " to itself")
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if _, dup := j.handlers[oldClass]; dup {
+		panic("laraq: " + oldClass + " already has a handler; it cannot be an alias")
+	}
+	if _, dup := j.aliases[oldClass]; dup {
+		panic("laraq: " + oldClass + " is already an alias")
+	}
+	for c, n := newClass, 0; n <= maxAliasHops; n++ {
+		next, ok := j.aliases[c]
+		if !ok {
+			break
+		}
+		if next == oldClass {
+			panic(fmt.Sprintf("laraq: Alias(%s, %s) would make a cycle", oldClass, newClass))
+		}
+		c = next
+	}
+	j.aliases[oldClass] = newClass
+}
+
+// Fallback handles every job whose class has no handler of its own, the way
+// `laraq work --forward` sends every job to an HTTP service; without one, such jobs follow
+// the worker's Unhandled policy. Exact registrations always win.
+func (j *Jobs) Fallback(fn func(ctx context.Context, job *JobInfo) error) {
+	if fn == nil {
+		panic("laraq: Fallback with a nil function")
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.fallback != nil {
+		panic("laraq: a fallback handler is already set")
+	}
+	j.fallback = fn
+}
+
+// lookup returns the handler of class, following aliases, and the class it was
+// registered under (FallbackClass for the fallback).
+func (j *Jobs) lookup(class string) (h handlerFunc, registeredAs string, ok bool) {
+	if j == nil {
+		return nil, "", false
+	}
+	j.mu.RLock()
+	defer j.mu.RUnlock()
+	for n := 0; n <= maxAliasHops; n++ {
+		if h, ok := j.handlers[class]; ok {
+			return h, class, true
+		}
+		next, ok := j.aliases[class]
+		if !ok {
+			break
+		}
+		class = next
+	}
+	if j.fallback != nil {
+		return j.fallback, FallbackClass, true
+	}
+	return nil, "", false
+}
+
+// Handles reports whether a job of class would reach a handler (its own, through
+// aliases, or the fallback), and the class it was registered under.
+func (j *Jobs) Handles(class string) (registeredAs string, ok bool) {
+	_, registeredAs, ok = j.lookup(class)
+	return registeredAs, ok
+}
+
+// Classes returns the registered class names (not aliases), sorted.
+func (j *Jobs) Classes() []string {
+	if j == nil {
+		return nil
+	}
+	j.mu.RLock()
+	defer j.mu.RUnlock()
+	out := make([]string, 0, len(j.handlers))
+	for c := range j.handlers {
+		out = append(out, c)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Len returns the number of registered handlers.
+func (j *Jobs) Len() int {
+	if j == nil {
+		return 0
+	}
+	j.mu.RLock()
+	defer j.mu.RUnlock()
+	return len(j.handlers)
+}
+
+// Run runs the handler of job's class as a worker does (following aliases, the fallback
+// last; a panic becomes a *PanicError) and returns the class it was registered under and
+// what the handler returned. Without a handler it returns an *UnhandledError. Package
+// laraqtest runs handlers through it.
+func (j *Jobs) Run(ctx context.Context, job *JobInfo) (registeredAs string, err error) {
+	h, as, ok := j.lookup(job.Class)
+	if !ok {
+		return "", &UnhandledError{Class: job.Class}
+	}
+	return as, call(ctx, h, job)
+}

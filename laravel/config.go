@@ -1,0 +1,639 @@
+package laravel
+
+import (
+	"encoding/base64"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/laraq/laraq"
+	"github.com/laraq/laraq/failed/database"
+	"github.com/laraq/laraq/internal/php"
+)
+
+// Defaults of Config, as the Laravel skeleton's configuration files give them.
+const (
+	DefaultRedisHost       = "127.0.0.1"
+	DefaultRedisPort       = 6379
+	DefaultRedisDB         = 0 // REDIS_DB, the queue's connection `default`
+	DefaultCacheDB         = 1 // REDIS_CACHE_DB, the cache store's connection `cache`
+	DefaultAppName         = "laravel"
+	DefaultConnection      = laraq.DefaultConnectionName // the Redis queue connection's name in config/queue.php
+	DefaultQueue           = laraq.DefaultQueue          // REDIS_QUEUE
+	DefaultRetryAfter      = 90                          // config/queue.php redis.retry_after
+	DefaultTimezone        = "UTC"
+	DefaultFailedDriver    = "database-uuids"
+	DefaultFailedTable     = database.DefaultTable
+	DefaultSentinelMaster  = "mymaster"
+	EnvPrefix              = "LARAQ_"
+	cacheConnectionDefault = "cache"
+)
+
+// DefaultRelease is the release assumed, as a guess, when neither App, LARAQ_LARAVEL_VERSION,
+// the application's framework nor its .env keys say: the newest 11.x-style skeleton.
+var DefaultRelease = laraq.Release{Major: 11, Minor: 1 << 30, Guessed: true}
+
+// PrefixStyle chooses how key prefixes are derived from APP_NAME when the application
+// does not set REDIS_PREFIX / CACHE_PREFIX and its config files are not at hand.
+type PrefixStyle int
+
+const (
+	// PrefixAuto reads the expressions in the application's config/database.php and
+	// config/cache.php when App.Root is set; otherwise it follows the release:
+	// underscores up to 11.x, hyphens from 12.x.
+	PrefixAuto PrefixStyle = iota
+	// PrefixUnderscore is the 5.8–11.x skeleton: Str::slug(APP_NAME, '_').'_database_' and
+	// Str::slug(APP_NAME, '_').'_cache' (≤8.x) or '_cache_' (9.x+). 12.x applications
+	// created before skeleton v12.1.0 keep these.
+	PrefixUnderscore
+	// PrefixHyphen is the 12.x skeleton from v12.1.0: Str::slug(APP_NAME).'-database-' and
+	// Str::slug(APP_NAME).'-cache-'.
+	PrefixHyphen
+)
+
+// App says where Load reads a Laravel application's configuration. The zero value reads
+// only the process environment.
+type App struct {
+	// Root is the application directory. Load reads the framework release from vendor/
+	// (or composer.lock), the prefix expressions from config/database.php and
+	// config/cache.php, the timezone from config/app.php, and resolves SQLite paths the
+	// way `php artisan` does. Default "": none of that, release-based defaults.
+	Root string
+	// EnvFile is the .env file to read. Default: Root's .env (or .env.APP_ENV when
+	// APP_ENV is set in the environment and that file exists, as Laravel does); none
+	// without Root. A named file that does not exist is an error.
+	EnvFile string
+	// LookupEnv reads the process environment. Default os.LookupEnv. Getenv is used instead
+	// when only it is set (an empty value then counts as unset).
+	LookupEnv func(string) (string, bool)
+	Getenv    func(string) string
+	// Flags are command-line values, keyed by their LARAQ_* name (e.g. "LARAQ_REDIS_URL"
+	// for --redis). They win over everything. Default none.
+	Flags map[string]string
+	// Release is the application's Laravel release. Default: LARAQ_LARAVEL_VERSION, else
+	// the installed framework under Root, else a guess from the keys of the .env file,
+	// else DefaultRelease.
+	Release laraq.Release
+	// PrefixStyle overrides LARAQ_PREFIX_STYLE ("underscore" or "hyphen"). Default PrefixAuto.
+	PrefixStyle PrefixStyle
+}
+
+// Config is a Laravel application's queue-related configuration, as its PHP side sees it.
+// String and LogValue redact every secret.
+type Config struct {
+	// Release is the application's Laravel release; Release.Guessed when it was only
+	// inferred (Origin("Release") says from what).
+	Release laraq.Release
+	AppName string
+	// AppKey is APP_KEY decoded (the "base64:" form is decoded), for encrypted jobs. Secret.
+	AppKey []byte
+	// Timezone is app.timezone, in which failed_at is written. Location is its *time.Location.
+	Timezone string
+	Location *time.Location
+
+	// Redis is the queue's Redis connection (`default`); CacheRedis the cache store's
+	// (`cache`, REDIS_CACHE_DB). They differ only in DB unless REDIS_CACHE_CONNECTION says
+	// otherwise.
+	Redis      Redis
+	CacheRedis Redis
+	// Prefix is the Redis connection prefix (redis.options.prefix) of both connections.
+	// Default "" when no application is known (no EnvFile, Root or APP_NAME): plain
+	// queues:NAME keys. Otherwise REDIS_PREFIX, else what the application's
+	// config/database.php or its skeleton derives from APP_NAME (laravel_database_).
+	Prefix string
+
+	// Connection is the name of the Redis queue connection (config/queue.php), which pause
+	// keys and failed-job records carry. Default "redis".
+	Connection string
+	// DefaultConnection is QUEUE_CONNECTION, the connection dispatch() uses by default.
+	DefaultConnection string
+	// Queue is REDIS_QUEUE, the default queue name.
+	Queue string
+	// RetryAfter is the connection's retry_after in seconds.
+	RetryAfter int
+
+	// CacheStore is the default cache store (CACHE_STORE on 11.x+, CACHE_DRIVER before).
+	// Restart, pause and maxExceptions are only shared with PHP when it is "redis".
+	CacheStore string
+	// CachePrefix is the cache store prefix (config/cache.php).
+	CachePrefix string
+
+	// FailedDriver is queue.failed.driver; FailedDatabase the DSN database.Open takes for
+	// the failed-job table (secret: it holds the password), "" when it cannot be built;
+	// FailedTable the table.
+	FailedDriver   string
+	FailedDatabase string
+	FailedTable    string
+
+	// Origins says where each setting came from, keyed by setting name (the Config field,
+	// or the variable it was read from); see Origin.
+	Origins map[string]Origin
+	// Warnings are things that will make laraq and the PHP application disagree.
+	Warnings []string
+
+	root   string                      // App.Root
+	lookup func(string) (string, bool) // the process environment Load read
+}
+
+// Origin says where a setting came from: its key in Origins, or the zero Origin
+// (Default).
+func (c *Config) Origin(setting string) Origin { return c.Origins[setting] }
+
+// major is the release's major version, the one most defaults depend on.
+func (c *Config) major() int { return c.Release.Major }
+
+// Load reads the configuration. Precedence, highest first: Sources.Flags, LARAQ_*
+// environment variables, the Laravel variable in the process environment, the .env
+// file, the application's config files, the version's skeleton defaults.
+func Load(src App) (*Config, error) {
+	r := &resolver{flags: src.Flags, origins: map[string]Origin{}}
+	switch {
+	case src.LookupEnv != nil:
+		r.lookup = src.LookupEnv
+	case src.Getenv != nil:
+		get := src.Getenv
+		r.lookup = func(k string) (string, bool) { v := get(k); return v, v != "" }
+	default:
+		r.lookup = os.LookupEnv
+	}
+	c := &Config{Origins: r.origins, root: src.Root, lookup: r.lookup}
+
+	var app appFiles
+	if src.Root != "" {
+		st, err := os.Stat(src.Root)
+		if err != nil {
+			return nil, fmt.Errorf("config: Laravel root: %w", err)
+		}
+		if !st.IsDir() {
+			return nil, fmt.Errorf("config: Laravel root %s is not a directory", src.Root)
+		}
+		app = readApp(src.Root)
+		if app.configCached {
+			c.warn("%s exists: Laravel reads its cached configuration, not .env; laraq read .env, so re-run `php artisan config:cache` after editing it or pass the values as flags",
+				filepath.Join(src.Root, "bootstrap", "cache", "config.php"))
+		}
+	}
+	if err := r.loadEnvFile(src); err != nil {
+		return nil, err
+	}
+
+	if err := c.loadVersion(r, src, app); err != nil {
+		return nil, err
+	}
+	style := src.PrefixStyle
+	if style == PrefixAuto {
+		if v, origin, ok := r.override("PREFIX_STYLE"); ok {
+			switch strings.ToLower(v) {
+			case "underscore":
+				style = PrefixUnderscore
+			case "hyphen":
+				style = PrefixHyphen
+			default:
+				return nil, fmt.Errorf("config: %s: want underscore or hyphen, got %q", origin, v)
+			}
+		}
+	}
+	if style == PrefixAuto && c.major() >= 12 {
+		style = PrefixHyphen
+	}
+	if style == PrefixAuto {
+		style = PrefixUnderscore
+	}
+
+	c.loadApp(r, app)
+	// The skeleton's prefix is a fact about an application; with none named (no .env, no
+	// root, no APP_NAME) the keys are taken as they are, without a prefix.
+	known := src.Root != "" || r.path != "" || r.origins["AppName"].Kind != Default
+	c.loadPrefixes(r, app, style, known)
+	if err := c.loadTimezone(r, app); err != nil {
+		return nil, err
+	}
+	if err := c.loadQueue(r); err != nil {
+		return nil, err
+	}
+	if err := c.loadRedis(r); err != nil {
+		return nil, err
+	}
+	if err := c.loadFailed(r, app); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *Config) warn(format string, args ...any) {
+	c.Warnings = append(c.Warnings, fmt.Sprintf(format, args...))
+}
+
+func (c *Config) loadVersion(r *resolver, src App, app appFiles) error {
+	switch {
+	case !src.Release.IsZero():
+		c.Release = src.Release
+		r.origins["Release"] = Origin{Kind: Given}
+	default:
+		if v, origin, ok := r.override("LARAVEL_VERSION"); ok {
+			rel, err := laraq.ParseRelease(v)
+			if err != nil {
+				return fmt.Errorf("config: %s: %v", origin, err)
+			}
+			c.Release = rel
+			r.origins["Release"] = origin
+		} else if !app.release.IsZero() {
+			c.Release = app.release
+			r.origins["Release"] = Origin{Kind: Framework, Name: app.releaseFile}
+		} else if v, keys := inferVersion(r.keys); v != 0 {
+			c.Release = laraq.Release{Major: v, Minor: 1 << 30, Guessed: true}
+			r.origins["Release"] = inferred(keys)
+		} else {
+			c.Release = DefaultRelease
+			r.origins["Release"] = Origin{}
+		}
+	}
+	if c.Release.Major < 5 || c.Release.Major > 99 {
+		return fmt.Errorf("config: Laravel %s is not supported (5.8 or later)", c.Release)
+	}
+	return nil
+}
+
+func (c *Config) loadApp(r *resolver, app appFiles) {
+	def := DefaultAppName
+	if app.redisPrefix != nil {
+		def = app.redisPrefix.defaultApp
+	}
+	c.AppName = r.str("AppName", "APP_NAME", def)
+
+	if v, origin := r.get("AppKey", "APP_KEY"); v.set && v.str != "" {
+		key := []byte(v.str)
+		if b64, ok := strings.CutPrefix(v.str, "base64:"); ok {
+			dec, err := base64.StdEncoding.DecodeString(b64)
+			if err != nil {
+				c.warn("APP_KEY (%s) starts with base64: but is not valid base64; encrypted jobs cannot be read", origin)
+				key = nil
+			} else {
+				key = dec
+			}
+		}
+		c.AppKey = key
+	}
+}
+
+func (c *Config) loadPrefixes(r *resolver, app appFiles, style PrefixStyle, known bool) {
+	sep, dbSuffix, cacheSuffix := "_", "_database_", "_cache_"
+	if style == PrefixHyphen {
+		sep, dbSuffix, cacheSuffix = "-", "-database-", "-cache-"
+	} else if c.major() <= 8 {
+		cacheSuffix = "_cache"
+	}
+
+	if v, _ := r.get("Prefix", "REDIS_PREFIX"); v.set {
+		c.Prefix = v.str
+	} else if app.redisPrefix != nil {
+		c.Prefix = app.redisPrefix.prefix(c.AppName)
+		r.origins["Prefix"] = Origin{Kind: ConfigFile, Name: "config/database.php"}
+	} else if known {
+		c.Prefix = php.Slug(c.AppName, sep) + dbSuffix
+		r.origins["Prefix"] = Origin{}
+	} else {
+		c.Prefix = ""
+		r.origins["Prefix"] = Origin{Kind: NoApplication}
+	}
+
+	if v, _ := r.get("CachePrefix", "CACHE_PREFIX"); v.set {
+		c.CachePrefix = v.str
+	} else if app.cachePrefix != nil {
+		c.CachePrefix = app.cachePrefix.prefix(c.AppName)
+		r.origins["CachePrefix"] = Origin{Kind: ConfigFile, Name: "config/cache.php"}
+	} else {
+		c.CachePrefix = php.Slug(c.AppName, sep) + cacheSuffix
+		r.origins["CachePrefix"] = Origin{}
+	}
+
+	storeVar, storeDefault, otherVar := "CACHE_DRIVER", "file", "CACHE_STORE"
+	if c.major() >= 11 {
+		storeVar, storeDefault, otherVar = "CACHE_STORE", "database", "CACHE_DRIVER"
+	}
+	c.CacheStore = r.str("CacheStore", storeVar, storeDefault)
+	if v, origin, ok := r.override(otherVar); ok {
+		c.CacheStore = v
+		r.origins["CacheStore"] = origin
+	}
+	// Only about a store the application chose: with nothing known of the application the
+	// skeleton default says nothing about it.
+	if c.CacheStore != "redis" && r.origins["CacheStore"].Kind != Default {
+		c.warn("the application's cache store is %q (%s), not redis: queue:restart, queue:pause and maxExceptions counters are kept there, so laraq and PHP workers will not see each other's signals; set %s=redis in the application",
+			c.CacheStore, r.origins["CacheStore"], storeVar)
+	}
+}
+
+func (c *Config) loadTimezone(r *resolver, app appFiles) error {
+	tz := DefaultTimezone
+	r.origins["Timezone"] = Origin{}
+	switch {
+	case app.timezone != nil && !app.timezone.fromEnv:
+		tz = app.timezone.value
+		r.origins["Timezone"] = Origin{Kind: ConfigFile, Name: "config/app.php"}
+		if v, origin, ok := r.override("APP_TIMEZONE"); ok {
+			tz = v
+			r.origins["Timezone"] = origin
+		}
+	case app.timezone != nil:
+		tz = r.str("Timezone", "APP_TIMEZONE", app.timezone.value)
+	case c.major() >= 11:
+		tz = r.str("Timezone", "APP_TIMEZONE", DefaultTimezone)
+	default:
+		// 8.x–10.x write 'timezone' => 'UTC' in config/app.php and never read APP_TIMEZONE.
+		if v, origin, ok := r.override("APP_TIMEZONE"); ok {
+			tz = v
+			r.origins["Timezone"] = origin
+		} else if v, origin := r.env("APP_TIMEZONE"); v.set && v.str != DefaultTimezone {
+			c.warn("APP_TIMEZONE is set (%s) but Laravel %d's skeleton config/app.php ignores it; using %s (set LARAQ_APP_TIMEZONE, or --laravel-root to read the app's config/app.php)",
+				origin, c.major(), DefaultTimezone)
+		}
+	}
+	if tz == "" {
+		tz = DefaultTimezone
+	}
+	loc, err := time.LoadLocation(tz)
+	if err != nil {
+		return fmt.Errorf("config: timezone %q (%s): %v", tz, r.origins["Timezone"], err)
+	}
+	c.Timezone, c.Location = tz, loc
+	return nil
+}
+
+func (c *Config) loadQueue(r *resolver) error {
+	def := "sync"
+	if c.major() >= 11 {
+		def = "database"
+	}
+	c.DefaultConnection = r.str("DefaultConnection", "QUEUE_CONNECTION", def)
+	c.Connection = DefaultConnection
+	r.origins["Connection"] = Origin{}
+	if v, origin, ok := r.override("CONNECTION"); ok {
+		c.Connection = v
+		r.origins["Connection"] = origin
+	}
+	if c.DefaultConnection != c.Connection && r.origins["DefaultConnection"].Kind != Default {
+		c.warn("QUEUE_CONNECTION is %q (%s): jobs PHP dispatches without ->onConnection(%q) do not go to Redis",
+			c.DefaultConnection, r.origins["DefaultConnection"], c.Connection)
+	}
+	c.Queue = r.str("Queue", "REDIS_QUEUE", DefaultQueue)
+	if c.Queue == "" {
+		c.Queue = DefaultQueue
+	}
+	// 11.x reads REDIS_QUEUE_RETRY_AFTER; earlier skeletons hard-code 90.
+	n, err := r.int("RetryAfter", "REDIS_QUEUE_RETRY_AFTER", DefaultRetryAfter, c.major() < 11)
+	if err != nil {
+		return err
+	}
+	c.RetryAfter = n
+	return nil
+}
+
+// CacheScheme is how the application names the cache keys PHP workers share
+// (queue:restart, queue:pause, maxExceptions counters) in Redis.
+func (c *Config) CacheScheme() laraq.CacheScheme {
+	return laraq.CacheScheme{ConnectionPrefix: c.Prefix, Prefix: c.CachePrefix, Separator: c.major() <= 10}
+}
+
+// AlsoWatch returns the cache key schemes of the other Laravel releases, under which a
+// worker should also read the queue:restart and queue:pause signals when the release is
+// only guessed (Release.Guessed): with a wrong guess it would otherwise never see
+// `php artisan queue:restart`. It is nil when the release is known. The schemes are
+// those of the table in the package documentation, for the same APP_NAME:
+//
+//	php.Slug(APP_NAME, "_")+"_cache" with ":"   (≤8.x)
+//	php.Slug(APP_NAME, "_")+"_cache_" with ":"  (9.x–10.x)
+//	php.Slug(APP_NAME, "_")+"_cache_"           (11.x)
+//	php.Slug(APP_NAME, "-")+"-cache-"           (12.x), under the connection prefix
+//	                                            php.Slug(APP_NAME, "-")+"-database-"
+//
+// A setting the application states is kept in every scheme: a CACHE_PREFIX (or the
+// application's config/cache.php) leaves only the separator to vary; a connection
+// prefix that was not derived from APP_NAME (REDIS_PREFIX, a flag, config/database.php,
+// or the empty prefix of no application) is kept for all schemes. The result holds no
+// duplicates and not CacheScheme itself.
+func (c *Config) AlsoWatch() []laraq.CacheScheme {
+	if !c.Release.Guessed {
+		return nil
+	}
+	under, hyphen := php.Slug(c.AppName, "_"), php.Slug(c.AppName, "-")
+	underConn, hyphenConn := c.Prefix, c.Prefix
+	if c.Origin("Prefix").Kind == Default {
+		underConn, hyphenConn = under+"_database_", hyphen+"-database-"
+	}
+	var schemes []laraq.CacheScheme
+	if c.Origin("CachePrefix").Kind == Default {
+		schemes = []laraq.CacheScheme{
+			{ConnectionPrefix: underConn, Prefix: under + "_cache", Separator: true},
+			{ConnectionPrefix: underConn, Prefix: under + "_cache_", Separator: true},
+			{ConnectionPrefix: underConn, Prefix: under + "_cache_"},
+			{ConnectionPrefix: hyphenConn, Prefix: hyphen + "-cache-"},
+		}
+	} else {
+		schemes = []laraq.CacheScheme{
+			{ConnectionPrefix: underConn, Prefix: c.CachePrefix, Separator: true},
+			{ConnectionPrefix: underConn, Prefix: c.CachePrefix},
+			{ConnectionPrefix: hyphenConn, Prefix: c.CachePrefix},
+		}
+	}
+	seen := map[string]bool{c.CacheScheme().RestartKey(): true}
+	var out []laraq.CacheScheme
+	for _, k := range schemes {
+		if r := k.RestartKey(); !seen[r] {
+			seen[r] = true
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// FailedOptions returns the database.Options matching the application's failed-job
+// provider (driver, table, timezone), for the store on FailedDatabase.
+func (c *Config) FailedOptions() database.Options {
+	o := database.Options{Table: c.FailedTable, Location: c.Location}
+	if c.FailedDriver == "database" {
+		o.Driver = database.Database
+	}
+	return o
+}
+
+// resolver looks settings up in precedence order and records where each came from.
+type resolver struct {
+	flags   map[string]string
+	lookup  func(string) (string, bool)
+	file    map[string]string
+	lines   map[string]int
+	keys    []string // every name the .env file sets, in order, even those the environment overrides
+	path    string
+	origins map[string]Origin
+}
+
+func (r *resolver) loadEnvFile(src App) error {
+	path := src.EnvFile
+	if path == "" {
+		if v, _, ok := r.override("ENV_FILE"); ok {
+			path = v
+		}
+	}
+	if path == "" && src.Root != "" {
+		path = filepath.Join(src.Root, ".env")
+		// LoadEnvironmentVariables: APP_ENV from the environment selects .env.<APP_ENV>.
+		if env, ok := r.lookup("APP_ENV"); ok && env != "" {
+			if p := path + "." + env; fileExists(p) {
+				path = p
+			}
+		}
+		if !fileExists(path) {
+			return nil // Laravel runs without a .env file too
+		}
+	}
+	if path == "" {
+		return nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	entries, err := parseDotenv(path, string(b))
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	r.file, r.lines = loadDotenv(entries, r.lookup)
+	for _, e := range entries {
+		if e.defined {
+			r.keys = append(r.keys, e.name)
+		}
+	}
+	r.path = path
+	return nil
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
+}
+
+// override returns the LARAQ_<key> value: App.Flags first, then the environment.
+func (r *resolver) override(key string) (value string, origin Origin, ok bool) {
+	name := EnvPrefix + key
+	if v, ok := r.flags[name]; ok {
+		return v, Origin{Kind: Flag, Name: name}, true
+	}
+	if v, ok := r.lookup(name); ok {
+		return v, Origin{Kind: LaraqEnv, Name: name}, true
+	}
+	return "", Origin{}, false
+}
+
+// env returns what Laravel's env(name) sees: the process environment, then the .env file.
+func (r *resolver) env(name string) (envValue, Origin) {
+	if name == "" {
+		return envValue{}, Origin{}
+	}
+	if v, ok := r.lookup(name); ok {
+		return phpEnv(v), Origin{Kind: Environment, Name: name}
+	}
+	if v, ok := r.file[name]; ok {
+		return phpEnv(v), Origin{Kind: DotEnv, Name: r.path, Line: r.lines[name]}
+	}
+	return envValue{}, Origin{}
+}
+
+// get resolves setting (recorded in origins): LARAQ_<name> override, else env(name).
+// Overrides are taken literally (no true/null keywords).
+func (r *resolver) get(setting, name string) (envValue, Origin) {
+	if v, origin, ok := r.override(name); ok {
+		r.origins[setting] = origin
+		return envValue{set: true, str: v}, origin
+	}
+	v, origin := r.env(name)
+	if v.set {
+		r.origins[setting] = origin
+	}
+	return v, origin
+}
+
+// str is env(name, def) used as a string: null and false give "".
+func (r *resolver) str(setting, name, def string) string {
+	v, _ := r.get(setting, name)
+	if !v.set {
+		r.origins[setting] = Origin{}
+		return def
+	}
+	return v.str
+}
+
+// int is an integer setting; null, empty and unset give def. With laraqOnly the
+// application's own variable is not read (the skeleton of that version has none), only
+// the LARAQ_ override.
+func (r *resolver) int(setting, name string, def int, laraqOnly bool) (int, error) {
+	var v envValue
+	var origin Origin
+	if laraqOnly {
+		if o, orig, ok := r.override(name); ok {
+			v, origin = envValue{set: true, str: o}, orig
+			r.origins[setting] = orig
+		}
+	} else {
+		v, origin = r.get(setting, name)
+	}
+	if !v.set || v.null || strings.TrimSpace(v.str) == "" {
+		r.origins[setting] = Origin{}
+		return def, nil
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v.str))
+	if err != nil {
+		return 0, fmt.Errorf("config: %s (%s): want an integer, got %q", name, origin, v.str)
+	}
+	return n, nil
+}
+
+func truthy(s string) bool {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "1", "true", "yes", "on", "(true)":
+		return true
+	}
+	return false
+}
+
+// String describes the configuration with every secret replaced by "xxxxx".
+func (c *Config) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "laravel=%s redis=%s cache_redis=%s prefix=%q connection=%s queue=%s cache_store=%s cache_prefix=%q timezone=%s failed_driver=%s failed_database=%s failed_table=%s app_key=%s",
+		c.Release, c.Redis.String(), c.CacheRedis.String(), c.Prefix, c.Connection, c.Queue,
+		c.CacheStore, c.CachePrefix, c.Timezone, c.FailedDriver,
+		RedactDSN(c.FailedDatabase), c.FailedTable, redactedIf(len(c.AppKey) > 0))
+	return b.String()
+}
+
+// LogValue makes slog print the redacted form.
+func (c *Config) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("laravel", c.Release.String()),
+		slog.String("redis", c.Redis.String()),
+		slog.String("cache_redis", c.CacheRedis.String()),
+		slog.String("prefix", c.Prefix),
+		slog.String("connection", c.Connection),
+		slog.String("queue", c.Queue),
+		slog.String("cache_store", c.CacheStore),
+		slog.String("cache_prefix", c.CachePrefix),
+		slog.String("timezone", c.Timezone),
+		slog.String("failed_driver", c.FailedDriver),
+		slog.String("failed_database", RedactDSN(c.FailedDatabase)),
+		slog.String("failed_table", c.FailedTable),
+		slog.String("app_key", redactedIf(len(c.AppKey) > 0)),
+	)
+}
+
+func redactedIf(set bool) string {
+	if set {
+		return redacted
+	}
+	return ""
+}
+
+const redacted = "xxxxx"

@@ -1,0 +1,403 @@
+package laraq
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/laraq/laraq/internal/rdb"
+	"github.com/laraq/laraq/payload"
+)
+
+// jobRun is one job being worked, with the flags PHP's Job object keeps so that a job
+// is deleted, released or failed at most once.
+type jobRun struct {
+	queue    string
+	popped   rdb.PoppedJob
+	job      *JobInfo // nil when the payload could not be parsed
+	deleted  bool
+	released bool
+	failed   bool
+}
+
+// work runs one popped job and then frees its slot, unless a handler that outlived its
+// context was taken over (see runHandler): the takeover frees the slot then.
+func (c *Worker) work(r *run, queue string, p rdb.PoppedJob) {
+	if c.process(r, &jobRun{queue: queue, popped: p}) {
+		return
+	}
+	c.finish(r)
+}
+
+// finish frees a job's slot (after Rest) and marks the job done for Run.
+func (c *Worker) finish(r *run) {
+	if c.s.Rest > 0 {
+		c.sleep(r.ctx, c.s.Rest)
+	}
+	r.slots <- struct{}{}
+	r.wg.Done()
+}
+
+// process follows Worker::process for one job. It reports whether the job was taken
+// over by runHandler's watchdog.
+func (c *Worker) process(r *run, jr *jobRun) (takenOver bool) {
+	p := jr.popped
+	if p.Invalid != nil {
+		c.log.Error("payload cannot be reserved; moved to the invalid list (a PHP worker would have lost it)",
+			"queue", jr.queue, "key", p.Invalid.Key, "reason", p.Invalid.Reason)
+		c.emit(Event{Kind: EventInvalid, Queue: jr.queue, Err: p.Invalid, Payload: p.Job})
+		return false
+	}
+	env, err := payload.Parse(p.Job)
+	if err == nil {
+		err = env.Runnable()
+	}
+	if err != nil {
+		// Nothing to run and nothing a retry could change: keep it as a failed job.
+		c.fail(r, jr, fmt.Errorf("unreadable job payload: %w", err), 0)
+		return false
+	}
+	class := ClassOf(env)
+	jr.job = &JobInfo{
+		ID:         env.ID,
+		UUID:       env.UUID,
+		Attempt:    int(env.Attempts) + 1,
+		Queue:      jr.queue,
+		Connection: c.s.connection,
+		Name:       env.Name(),
+		Class:      class,
+		Payload:    env,
+		Raw:        p.Job,
+		Reserved:   p.Reserved,
+	}
+	h, _, ok := c.jobs.lookup(class)
+	if !ok {
+		c.unhandled(r, jr)
+		return false
+	}
+
+	c.emit(Event{Kind: EventProcessing, Queue: jr.queue, Job: jr.job})
+	if e := c.alreadyExceeded(jr); e != nil {
+		// Usually a job that timed out before (its attempt was counted but it never
+		// finished): PHP fails it before running it again.
+		c.fail(r, jr, e, 0)
+		c.emit(Event{Kind: EventException, Queue: jr.queue, Job: jr.job, Err: e})
+		return false
+	}
+	return c.runHandler(r, jr, h)
+}
+
+// runHandler runs the handler under the job's timeout, on the job's own goroutine, and
+// applies its outcome. When the job's context ends (timeout or hard stop) and the handler
+// has not returned abandonWait later, a watchdog takes the job over: it applies the
+// timeout rules (or leaves the job reserved at shutdown) and frees the slot, so a
+// handler that ignores its context cannot block the worker; whatever that handler
+// returns later is only logged. takenOver reports that case.
+func (c *Worker) runHandler(r *run, jr *jobRun, h handlerFunc) (takenOver bool) {
+	timeout := c.s.Timeout
+	if t := jr.job.Payload.Timeout; t != nil {
+		// PHP arms pcntl_alarm(max(timeout, 0)); alarm 0 means none.
+		timeout = time.Duration(*t) * time.Second
+		if *t <= 0 || *t > int64(365*24*time.Hour/time.Second) {
+			timeout = -1
+		}
+	}
+	var hctx context.Context
+	var cancel context.CancelFunc
+	if timeout > 0 {
+		hctx, cancel = context.WithTimeout(r.hardCtx, timeout)
+	} else {
+		hctx, cancel = context.WithCancel(r.hardCtx)
+	}
+	defer cancel()
+
+	const (
+		running = iota
+		returned
+		abandoned
+	)
+	var state atomic.Int32
+	start := time.Now()
+	stopWatch := context.AfterFunc(hctx, func() {
+		time.AfterFunc(abandonWait, func() {
+			if !state.CompareAndSwap(running, abandoned) {
+				return
+			}
+			c.abandoned.Add(1)
+			if errors.Is(hctx.Err(), context.DeadlineExceeded) {
+				c.timedOut(r, jr, timeout, time.Since(start))
+			} else {
+				c.log.Warn("job still running at shutdown; it stays reserved until retry_after",
+					"job", jr.job.Name, "id", jr.job.ID, "queue", jr.queue)
+			}
+			c.finish(r)
+		})
+	})
+	err := call(hctx, h, jr.job)
+	stopWatch()
+	if !state.CompareAndSwap(running, returned) {
+		c.abandoned.Add(-1)
+		c.log.Warn("abandoned handler returned", "job", jr.job.Name, "id", jr.job.ID, "err", err)
+		return true
+	}
+	c.applyOutcome(r, jr, err, time.Since(start), timeout, errors.Is(hctx.Err(), context.DeadlineExceeded))
+	return false
+}
+
+// applyOutcome does what the handler's return value asks (see Outcome), as
+// CallQueuedHandler and Worker::process do: acknowledge, release or fail, then the event.
+func (c *Worker) applyOutcome(r *run, jr *jobRun, err error, runtime, timeout time.Duration, timedOut bool) {
+	outcome, delay := OutcomeOf(err)
+	switch {
+	case timedOut && outcome == OutcomeRetry:
+		c.timedOut(r, jr, timeout, runtime)
+		return
+	case r.hardCtx.Err() != nil && outcome == OutcomeRetry:
+		// Interrupted by the hard stop rather than failed: make it available again at once.
+		c.log.Info("job interrupted by shutdown; released", "job", jr.job.Name, "id", jr.job.ID, "err", err)
+		c.release(r, jr, 0, false, 0)
+		return
+	}
+
+	switch outcome {
+	case OutcomeDone:
+		// CallQueuedHandler dispatches the next job of the chain, then deletes this one.
+		if err := c.continueChain(r, jr); err != nil {
+			c.handleException(r, jr, err, runtime)
+			return
+		}
+		c.deleteReserved(r, jr)
+		c.emit(Event{Kind: EventProcessed, Queue: jr.queue, Job: jr.job, Runtime: runtime})
+	case OutcomeDelete:
+		// $this->delete() removed the job during handle(); CallQueuedHandler checks only
+		// "failed" and "released" before continuing the chain, so a deleted job continues it.
+		c.deleteReserved(r, jr)
+		if err := c.continueChain(r, jr); err != nil {
+			c.handleException(r, jr, err, runtime)
+			return
+		}
+		c.emit(Event{Kind: EventProcessed, Queue: jr.queue, Job: jr.job, Runtime: runtime})
+	case OutcomeRelease:
+		c.release(r, jr, delay, false, 0)
+		c.emit(Event{Kind: EventProcessed, Queue: jr.queue, Job: jr.job, Runtime: runtime})
+	case OutcomeFail:
+		c.fail(r, jr, err, runtime)
+		var de *DecodeError
+		if !errors.As(err, &de) {
+			// $this->fail() inside handle() returns normally, so PHP's worker fires
+			// JobProcessed after JobFailed. A command PHP cannot unserialize throws instead.
+			c.emit(Event{Kind: EventProcessed, Queue: jr.queue, Job: jr.job, Runtime: runtime})
+		}
+	default:
+		c.handleException(r, jr, err, runtime)
+	}
+}
+
+// handleException is Worker::handleJobException: fail the job when this was its last
+// try or its maxExceptions is reached, else release it with its backoff.
+func (c *Worker) handleException(r *run, jr *jobRun, err error, runtime time.Duration) {
+	c.log.Warn("job failed with an error", "job", jr.job.Name, "id", jr.job.ID, "attempt", jr.job.Attempt, "err", err)
+	if !jr.failed {
+		if c.willExceed(jr) {
+			c.fail(r, jr, err, runtime)
+		}
+		c.countException(r, jr, err, runtime)
+	}
+	c.emit(Event{Kind: EventException, Queue: jr.queue, Job: jr.job, Err: err, Runtime: runtime})
+	if !jr.deleted && !jr.released && !jr.failed {
+		c.release(r, jr, c.backoff(jr), true, runtime)
+	}
+}
+
+// timedOut applies what PHP's SIGALRM handler does, then leaves the job reserved
+// (or releases it with TimeoutReleases).
+func (c *Worker) timedOut(r *run, jr *jobRun, timeout, runtime time.Duration) {
+	e := c.timeoutError(jr)
+	c.emit(Event{Kind: EventTimedOut, Queue: jr.queue, Job: jr.job, Runtime: runtime,
+		Err: fmt.Errorf("%s timed out after %s", jr.job.Name, timeout)})
+	if c.willExceed(jr) {
+		c.fail(r, jr, e, runtime)
+	}
+	c.countException(r, jr, e, runtime)
+	if jr.job.Payload.FailOnTimeout {
+		c.fail(r, jr, e, runtime)
+	}
+	switch {
+	case jr.failed:
+	case c.s.TimeoutReleases:
+		c.release(r, jr, c.backoff(jr), true, runtime)
+	default:
+		c.log.Warn("job timed out; it stays reserved until retry_after, as with PHP",
+			"job", jr.job.Name, "id", jr.job.ID, "timeout", timeout, "retry_after", c.conn.retryAfter())
+	}
+}
+
+// unhandled applies the Unhandled policy.
+func (c *Worker) unhandled(r *run, jr *jobRun) {
+	class := jr.job.Class
+	switch c.s.Unhandled.Action {
+	case ReleaseUnhandled:
+		c.log.Warn("no handler for job; released", "class", class, "id", jr.job.ID, "delay", c.s.unhandledDelay)
+		c.release(r, jr, c.s.unhandledDelay, false, 0)
+	case HandBackUnhandled:
+		var back bool
+		err := c.retry(r.ackCtx, "handing a job back", func(ctx context.Context) (err error) {
+			back, err = c.rdb.Unreserve(ctx, jr.queue, jr.popped.Job, jr.popped.Reserved)
+			return err
+		})
+		if err != nil {
+			c.log.Error("handing a job back failed; it stays reserved until retry_after", "class", class, "id", jr.job.ID, "err", err)
+			return
+		}
+		if !back {
+			c.log.Warn("reservation was gone when handing a job back", "class", class, "id", jr.job.ID)
+		}
+		r.mu.Lock()
+		r.handBackTill[jr.queue] = time.Now().Add(c.s.unhandledDelay)
+		r.mu.Unlock()
+		c.log.Info("no handler for job; handed back to the queue", "class", class, "id", jr.job.ID,
+			"queue", jr.queue, "queue_left_alone_for", c.s.unhandledDelay)
+		c.emit(Event{Kind: EventHandedBack, Queue: jr.queue, Job: jr.job, Delay: c.s.unhandledDelay})
+	default:
+		c.emit(Event{Kind: EventProcessing, Queue: jr.queue, Job: jr.job})
+		c.fail(r, jr, &UnhandledError{Class: class}, 0)
+	}
+}
+
+// deleteReserved removes the job's exact reserved copy (RedisQueue::deleteReserved).
+func (c *Worker) deleteReserved(r *run, jr *jobRun) {
+	jr.deleted = true
+	var deleted bool
+	err := c.retry(r.ackCtx, "deleting a finished job", func(ctx context.Context) (err error) {
+		deleted, err = c.acks.delete(ctx, jr.queue, jr.popped.Reserved)
+		return err
+	})
+	switch {
+	case err != nil:
+		c.log.Error("deleting a finished job failed; it will run again after retry_after",
+			"queue", jr.queue, "id", c.jobID(jr), "err", err)
+	case !deleted:
+		c.log.Warn("job was no longer reserved when it finished (it ran longer than retry_after); another worker may run it again",
+			"queue", jr.queue, "id", c.jobID(jr), "retry_after", c.conn.retryAfter())
+	}
+}
+
+// release moves the reserved copy to the delayed set, available after delay.
+// afterException says the attempt threw or timed out (it ran for runtime), as opposed
+// to a release the handler asked for, of a job without handler, or at a hard stop.
+func (c *Worker) release(r *run, jr *jobRun, delay time.Duration, afterException bool, runtime time.Duration) {
+	jr.released = true
+	availableAt := c.s.Now().Unix() + ceilSeconds(delay)
+	var released bool
+	err := c.retry(r.ackCtx, "releasing a job", func(ctx context.Context) (err error) {
+		released, err = c.rdb.Release(ctx, jr.queue, jr.popped.Reserved, availableAt)
+		return err
+	})
+	switch {
+	case err != nil:
+		c.log.Error("releasing a job failed; it will run again after retry_after", "queue", jr.queue, "id", c.jobID(jr), "err", err)
+		return
+	case !released:
+		c.log.Warn("job was no longer reserved when released (it ran longer than retry_after); it is already back in the queue",
+			"queue", jr.queue, "id", c.jobID(jr))
+		return
+	}
+	c.emit(Event{Kind: EventReleased, Queue: jr.queue, Job: jr.job, Delay: time.Duration(ceilSeconds(delay)) * time.Second,
+		AfterException: afterException, Runtime: runtime})
+}
+
+// fail is Job::fail: delete the reserved copy, then record the payload as popped in the
+// failed store, then emit EventFailed. A job is failed once; a deleted job is not
+// recorded (as in PHP).
+func (c *Worker) fail(r *run, jr *jobRun, cause error, runtime time.Duration) {
+	if jr.failed {
+		return
+	}
+	jr.failed = true
+	if jr.deleted {
+		return
+	}
+	c.deleteReserved(r, jr)
+	text := exceptionText(cause)
+	err := c.retry(r.ackCtx, "writing a failed job", func(ctx context.Context) error {
+		_, err := c.s.failed.Log(ctx, c.s.connection, jr.queue, jr.popped.Job, text)
+		return err
+	})
+	var de *DecodeError
+	switch {
+	case err != nil:
+		// The reserved copy is gone; the log is the last place this job exists.
+		c.log.Error("writing a failed job failed; the job is only in this log now",
+			"queue", jr.queue, "id", c.jobID(jr), "err", err,
+			"payload_base64", base64.StdEncoding.EncodeToString(jr.popped.Job), "exception", text)
+	case c.s.nullStore && (jr.job == nil || errors.As(cause, &de)):
+		// A job this worker could not read, and no store keeps failures: log its bytes.
+		c.log.Error("job failed and no failed-job store is configured; the job is only in this log now",
+			"queue", jr.queue, "id", c.jobID(jr), "err", cause,
+			"payload_base64", base64.StdEncoding.EncodeToString(jr.popped.Job))
+	default:
+		c.log.Warn("job failed", "queue", jr.queue, "id", c.jobID(jr), "err", cause)
+	}
+	e := Event{Kind: EventFailed, Queue: jr.queue, Job: jr.job, Err: cause, Runtime: runtime}
+	if jr.job == nil {
+		e.Payload = jr.popped.Job
+	}
+	c.emit(e)
+}
+
+func (c *Worker) jobID(jr *jobRun) string {
+	if jr.job != nil {
+		return jr.job.ID
+	}
+	return ""
+}
+
+// retryDelay is the wait before retry n (1-based) of a failing Redis or database call.
+func retryDelay(n int) time.Duration {
+	d := retryMin
+	for i := 1; i < n && d < retryMax; i++ {
+		d *= 2
+	}
+	return min(d, retryMax)
+}
+
+// retry runs op until it succeeds, ctx ends or ackBudget has passed, backing off
+// between attempts; it logs each failure.
+func (c *Worker) retry(ctx context.Context, what string, op func(context.Context) error) error {
+	deadline := time.Now().Add(ackBudget)
+	for n := 1; ; n++ {
+		err := op(ctx)
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil || time.Now().After(deadline) {
+			return err
+		}
+		d := retryDelay(n)
+		c.log.Warn(what+" failed; retrying", "err", err, "retry_in", d, "attempt", n)
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+	}
+}
+
+// emit hands an event to WorkerConfig.OnEvent.
+func (c *Worker) emit(e Event) {
+	if c.s.OnEvent == nil {
+		return
+	}
+	if e.Time.IsZero() {
+		e.Time = c.s.Now()
+	}
+	if e.Connection == "" {
+		e.Connection = c.s.connection
+	}
+	c.s.OnEvent(e)
+}

@@ -1,0 +1,542 @@
+package laraq_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/laraq/laraq"
+
+	"github.com/laraq/laraq/internal/rdb"
+	"github.com/laraq/laraq/internal/testenv"
+	"github.com/laraq/laraq/payload"
+	"github.com/redis/go-redis/v9"
+)
+
+func TestTimeouts(t *testing.T) {
+	t.Parallel()
+	type tc struct {
+		name         string
+		honour       bool // the handler returns when its context ends
+		mod          func(*payload.ObjectJob)
+		tries        int
+		releases     bool
+		wantReserved bool
+		wantDelayed  bool
+		wantFailed   bool
+		wantExcCount string
+	}
+	cases := []tc{
+		{name: "stays reserved like PHP", honour: true, tries: 3, wantReserved: true},
+		{name: "stays reserved when the handler ignores its context", honour: false, tries: 3, wantReserved: true},
+		{name: "last try fails", honour: true, tries: 1, wantFailed: true},
+		{name: "failOnTimeout fails", honour: true, tries: 3, wantFailed: true,
+			mod: func(j *payload.ObjectJob) { j.FailOnTimeout = true }},
+		{name: "TimeoutReleases releases", honour: true, tries: 3, releases: true, wantDelayed: true},
+		{name: "counts toward maxExceptions", honour: true, tries: 0, wantReserved: true, wantExcCount: "1",
+			mod: func(j *payload.ObjectJob) { j.MaxExceptions = new(int64(5)) }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			reg := laraq.NewJobs()
+			var deadlineSeen atomic.Bool
+			reg.HandleFunc(`App\Jobs\SendInvoice`, func(ctx context.Context, j *laraq.JobInfo) error {
+				if d, ok := ctx.Deadline(); ok && time.Until(d) <= time.Second {
+					deadlineSeen.Store(true)
+				}
+				if c.honour {
+					<-ctx.Done()
+					return ctx.Err()
+				}
+				time.Sleep(2500 * time.Millisecond)
+				return nil
+			})
+			cfg := e.config(reg)
+			cfg.Tries = new(c.tries)
+			cfg.TimeoutReleases = c.releases
+			cfg.Backoff = []int{60}
+			cfg.StopWhenEmpty = true
+			ev := &events{}
+			cfg.OnEvent = ev.add
+			mod := func(j *payload.ObjectJob) {
+				j.Timeout = new(int64(1))
+				if c.mod != nil {
+					c.mod(j)
+				}
+			}
+			p := job(t, sendInvoice{}, mod)
+			env, _ := payload.Parse(p)
+			e.push("default", p)
+			e.runToEnd(e.consumer(cfg))
+			if !deadlineSeen.Load() {
+				t.Error("handler context had no deadline from the payload timeout")
+			}
+			if ev.count(laraq.EventTimedOut) != 1 {
+				t.Errorf("events %v", ev.kinds())
+			}
+			if got := len(e.zset("queues:default:reserved")) == 1; got != c.wantReserved {
+				t.Errorf("reserved: %v", e.zset("queues:default:reserved"))
+			}
+			if got := len(e.zset("queues:default:delayed")) == 1; got != c.wantDelayed {
+				t.Errorf("delayed: %v", e.zset("queues:default:delayed"))
+			}
+			recs := e.store.all()
+			if got := len(recs) == 1; got != c.wantFailed {
+				t.Errorf("records: %+v", recs)
+			}
+			if c.wantFailed && !strings.HasPrefix(recs[0].Exception, `Illuminate\Queue\MaxAttemptsExceededException: `+maxAttemptsMsg) {
+				t.Errorf("exception %q", recs[0].Exception)
+			}
+			if c.wantExcCount != "" {
+				if v := e.client.Get(e.ctx, e.prefix+"job-exceptions:"+env.UUID).Val(); v != c.wantExcCount {
+					t.Errorf("exception counter %q", v)
+				}
+			}
+		})
+	}
+}
+
+func TestTimedOutJobComesBackAndFailsAsAlreadyExceeded(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	runs := 0
+	reg := laraq.NewJobs()
+	reg.HandleFunc(`App\Jobs\SendInvoice`, func(ctx context.Context, j *laraq.JobInfo) error {
+		runs++
+		<-ctx.Done()
+		return ctx.Err()
+	})
+	cfg := e.config(reg)
+	cfg.Tries = new(2)
+	cfg.StopWhenEmpty = true
+	cfg.RetryAfter = 30 * time.Second
+	e.push("default", job(t, sendInvoice{}, func(j *payload.ObjectJob) { j.Timeout = new(int64(1)) }))
+	e.runToEnd(e.consumer(cfg)) // attempt 1 times out, stays reserved
+	e.clock.Add(31 * time.Second)
+	e.runToEnd(e.consumer(cfg)) // migrated back; attempt 2 times out: last try, failed
+	if runs != 2 {
+		t.Fatalf("runs %d", runs)
+	}
+	if recs := e.store.all(); len(recs) != 1 || attemptsOf(t, recs[0].Payload) != 1 {
+		t.Fatalf("records %+v", recs)
+	}
+	if k := e.keys(); len(k) != 0 {
+		t.Errorf("keys %v", k)
+	}
+}
+
+func TestRestartSignalStopsAfterInFlightJobs(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	started := make(chan struct{})
+	release := make(chan struct{})
+	var finished atomic.Bool
+	reg := laraq.NewJobs()
+	reg.HandleFunc(`App\Jobs\SendInvoice`, func(ctx context.Context, j *laraq.JobInfo) error {
+		close(started)
+		<-release
+		finished.Store(true)
+		return nil
+	})
+	cfg := e.config(reg)
+	cfg.SignalInterval = 10 * time.Millisecond
+	// A restart signal written before the worker started is the reference, not a restart.
+	if err := e.rdb.Cache().SignalRestart(e.ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	e.push("default", job(t, sendInvoice{}, nil))
+	c := e.consumer(cfg)
+	stop, done := e.run(c)
+	defer stop()
+	<-started
+	if err := e.rdb.Cache().SignalRestart(e.ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+		t.Fatalf("Run returned %v with a job in flight", stop())
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(release)
+	select {
+	case <-done:
+		if err := stop(); !errors.Is(err, laraq.ErrRestart) || !finished.Load() {
+			t.Fatalf("Run = %v, finished %v", err, finished.Load())
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no restart")
+	}
+	if k := e.keys(); fmt.Sprint(k) != "[illuminate:queue:restart]" {
+		t.Errorf("keys %v", k)
+	}
+}
+
+func TestMaxJobsTakesNoMore(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	var n atomic.Int32
+	reg := laraq.NewJobs()
+	reg.HandleFunc(`App\Jobs\SendInvoice`, func(ctx context.Context, j *laraq.JobInfo) error { n.Add(1); return nil })
+	cfg := e.config(reg)
+	cfg.Concurrency = 4
+	cfg.MaxJobs = 2
+	for i := range 5 {
+		e.push("default", job(t, sendInvoice{InvoiceID: int64(i)}, nil))
+	}
+	if err := e.runToEnd(e.consumer(cfg)); !errors.Is(err, laraq.ErrMaxJobs) {
+		t.Fatalf("Run = %v", err)
+	}
+	if n.Load() != 2 || len(e.list("queues:default")) != 3 || len(e.zset("queues:default:reserved")) != 0 {
+		t.Fatalf("ran %d, ready %d", n.Load(), len(e.list("queues:default")))
+	}
+}
+
+func TestMaxTime(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	cfg := e.config(laraq.NewJobs())
+	cfg.MaxTime = time.Minute
+	c := e.consumer(cfg)
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		e.clock.Add(time.Minute)
+	}()
+	if err := e.runToEnd(c); !errors.Is(err, laraq.ErrMaxTime) {
+		t.Fatalf("Run = %v", err)
+	}
+}
+
+func TestPriorityOrder(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	var order []string
+	reg := laraq.NewJobs()
+	reg.HandleFunc(`App\Jobs\SendInvoice`, func(ctx context.Context, j *laraq.JobInfo) error {
+		order = append(order, j.Queue)
+		return nil
+	})
+	cfg := e.config(reg)
+	cfg.Queues = []string{"high", "low"}
+	cfg.StopWhenEmpty = true
+	e.push("low", job(t, sendInvoice{}, nil), job(t, sendInvoice{}, nil))
+	e.push("high", job(t, sendInvoice{}, nil), job(t, sendInvoice{}, nil))
+	e.runToEnd(e.consumer(cfg))
+	if fmt.Sprint(order) != "[high high low low]" {
+		t.Errorf("order %v", order)
+	}
+}
+
+func TestPauseFlagsAndPauseMethod(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	var mu sync.Mutex
+	var got []string
+	reg := laraq.NewJobs()
+	reg.HandleFunc(`App\Jobs\SendInvoice`, func(ctx context.Context, j *laraq.JobInfo) error {
+		mu.Lock()
+		got = append(got, j.Queue)
+		mu.Unlock()
+		return nil
+	})
+	count := func() int { mu.Lock(); defer mu.Unlock(); return len(got) }
+	// php artisan queue:pause redis:high (Laravel 12.40+)
+	if err := e.rdb.Cache().Pause(e.ctx, "redis", "high"); err != nil {
+		t.Fatal(err)
+	}
+	cfg := e.config(reg)
+	cfg.Queues = []string{"high", "low"}
+	cfg.SignalInterval = 10 * time.Millisecond
+	e.push("high", job(t, sendInvoice{}, nil))
+	e.push("low", job(t, sendInvoice{}, nil))
+	c := e.consumer(cfg)
+	stop, _ := e.run(c)
+	defer stop()
+	eventually(t, 5*time.Second, "low job", func() bool { return count() == 1 })
+	time.Sleep(50 * time.Millisecond)
+	if count() != 1 || got[0] != "low" {
+		t.Fatalf("got %v while high is paused", got)
+	}
+
+	c.Pause()
+	if err := e.rdb.Cache().Resume(e.ctx, "redis", "high"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if count() != 1 || !c.Paused() {
+		t.Fatalf("got %v while the worker is paused", got)
+	}
+	c.Resume()
+	eventually(t, 5*time.Second, "high job after resume", func() bool { return count() == 2 })
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestConcurrencyBoundsReservations(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	var running, peak atomic.Int32
+	var peakReserved atomic.Int64
+	reg := laraq.NewJobs()
+	reg.HandleFunc(`App\Jobs\SendInvoice`, func(ctx context.Context, j *laraq.JobInfo) error {
+		n := running.Add(1)
+		defer running.Add(-1)
+		for {
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		if r := e.client.ZCard(ctx, e.prefix+"queues:default:reserved").Val(); r > peakReserved.Load() {
+			peakReserved.Store(r)
+		}
+		time.Sleep(20 * time.Millisecond)
+		return nil
+	})
+	cfg := e.config(reg)
+	cfg.Concurrency = 4
+	cfg.StopWhenEmpty = true
+	for i := range 40 {
+		e.push("default", job(t, sendInvoice{InvoiceID: int64(i)}, nil))
+	}
+	e.runToEnd(e.consumer(cfg))
+	if peak.Load() != 4 {
+		t.Errorf("peak concurrency %d, want 4", peak.Load())
+	}
+	if peakReserved.Load() > 4 {
+		t.Errorf("peak reservations %d > 4", peakReserved.Load())
+	}
+	if k := e.keys(); len(k) != 0 {
+		t.Errorf("keys %v", k)
+	}
+}
+
+func TestGracefulShutdown(t *testing.T) {
+	t.Parallel()
+	t.Run("in-flight job finishes", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t)
+		started := make(chan struct{})
+		var finished atomic.Bool
+		reg := laraq.NewJobs()
+		reg.HandleFunc(`App\Jobs\SendInvoice`, func(ctx context.Context, j *laraq.JobInfo) error {
+			close(started)
+			time.Sleep(300 * time.Millisecond)
+			finished.Store(ctx.Err() == nil)
+			return nil
+		})
+		cfg := e.config(reg)
+		e.push("default", job(t, sendInvoice{}, nil), job(t, sendInvoice{}, nil))
+		stop, _ := e.run(e.consumer(cfg))
+		<-started
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		if !finished.Load() {
+			t.Fatal("job context cancelled within the grace")
+		}
+		// The first job is done, the second was never taken.
+		if len(e.zset("queues:default:reserved")) != 0 || len(e.list("queues:default")) != 1 {
+			t.Fatalf("keys %v", e.keys())
+		}
+	})
+	t.Run("past the grace the job is released", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t)
+		started := make(chan struct{})
+		reg := laraq.NewJobs()
+		reg.HandleFunc(`App\Jobs\SendInvoice`, func(ctx context.Context, j *laraq.JobInfo) error {
+			close(started)
+			<-ctx.Done()
+			return ctx.Err()
+		})
+		cfg := e.config(reg)
+		cfg.ShutdownGrace = 50 * time.Millisecond
+		cfg.Tries = new(1)
+		e.push("default", job(t, sendInvoice{}, nil))
+		stop, _ := e.run(e.consumer(cfg))
+		<-started
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		z := e.zset("queues:default:delayed")
+		if len(z) != 1 || int64(z[0].Score) != e.clock.Now().Unix() || len(e.store.all()) != 0 {
+			t.Fatalf("delayed %v, failed %d", z, len(e.store.all()))
+		}
+	})
+	t.Run("a handler ignoring its context is left reserved", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t)
+		started := make(chan struct{})
+		reg := laraq.NewJobs()
+		reg.HandleFunc(`App\Jobs\SendInvoice`, func(ctx context.Context, j *laraq.JobInfo) error {
+			close(started)
+			time.Sleep(3 * time.Second)
+			return nil
+		})
+		cfg := e.config(reg)
+		cfg.ShutdownGrace = -1
+		e.push("default", job(t, sendInvoice{}, nil))
+		stop, _ := e.run(e.consumer(cfg))
+		<-started
+		t0 := time.Now()
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(t0); d > 2500*time.Millisecond {
+			t.Errorf("Run waited %v for a stuck handler", d)
+		}
+		if len(e.zset("queues:default:reserved")) != 1 {
+			t.Fatalf("keys %v", e.keys())
+		}
+	})
+}
+
+func TestBlockForWakesOnPush(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	done := make(chan struct{}, 1)
+	reg := laraq.NewJobs()
+	reg.HandleFunc(`App\Jobs\SendInvoice`, func(ctx context.Context, j *laraq.JobInfo) error { done <- struct{}{}; return nil })
+	cfg := e.config(reg)
+	cfg.Sleep = time.Hour // without blocking the worker would sleep for an hour
+	cfg.BlockFor = new(time.Duration(0))
+	stop, _ := e.run(e.consumer(cfg))
+	defer stop()
+	time.Sleep(100 * time.Millisecond) // idle now, waiting on the notify list
+	e.push("default", job(t, sendInvoice{}, nil))
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("pushed job not picked up while blocking")
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestMigrationIsThrottled(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ran := make(chan struct{}, 4)
+	reg := laraq.NewJobs()
+	reg.HandleFunc(`App\Jobs\SendInvoice`, func(ctx context.Context, j *laraq.JobInfo) error { ran <- struct{}{}; return nil })
+	cfg := e.config(reg)
+	cfg.MigrateInterval = time.Hour
+	ev := &events{}
+	cfg.OnEvent = ev.add
+	// Due at start: moved by the first migration.
+	if err := e.rdb.Later(e.ctx, "default", e.clock.Now().Unix()-1, job(t, sendInvoice{InvoiceID: 1}, nil)); err != nil {
+		t.Fatal(err)
+	}
+	stop, _ := e.run(e.consumer(cfg))
+	defer stop()
+	<-ran
+	// Due later: with an interval of an hour nothing moves it.
+	if err := e.rdb.Later(e.ctx, "default", e.clock.Now().Unix()-1, job(t, sendInvoice{InvoiceID: 2}, nil)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if len(ran) != 0 || len(e.zset("queues:default:delayed")) != 1 {
+		t.Fatal("migrated before the interval")
+	}
+	if m, _ := ev.first(laraq.EventMigrated); m.Count != 1 || m.From != "delayed" || m.Queue != "default" {
+		t.Errorf("migrated event %+v", m)
+	}
+	stop()
+}
+
+func TestFailedStoreOutageIsRetried(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	reg := laraq.NewJobs()
+	reg.HandleFunc(`App\Jobs\SendInvoice`, func(ctx context.Context, j *laraq.JobInfo) error { return laraq.Fail(errors.New("x")) })
+	cfg := e.config(reg)
+	cfg.StopWhenEmpty = true
+	e.store.fail.Store(2)
+	e.push("default", job(t, sendInvoice{}, nil))
+	e.runToEnd(e.consumer(cfg))
+	if len(e.store.all()) != 1 {
+		t.Fatal("failed record lost")
+	}
+	if !strings.Contains(e.logs.String(), "writing a failed job failed; retrying") {
+		t.Errorf("log:\n%s", e.logs.String())
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	e := newEnv(t)
+	reg := laraq.NewJobs()
+	for _, cfg := range []setup{
+		{},
+		{Registry: reg, Queues: []string{"a,b"}},
+		{Registry: reg, Queues: []string{"a", "a"}},
+		{Registry: reg, Concurrency: -1},
+		{Registry: reg, Tries: new(-2)},
+		{Registry: reg, Backoff: []int{1, -2}},
+		{Registry: reg, BlockFor: new(-time.Second)},
+	} {
+		if _, err := newWorker(e.client, cfg); err == nil {
+			t.Errorf("New(%+v) accepted", cfg)
+		}
+	}
+	if _, err := newWorker(nil, setup{Registry: reg}); err == nil {
+		t.Error("nil client accepted")
+	}
+	small := redis.NewClient(&redis.Options{Addr: testenv.RedisServer(t).Addr, PoolSize: 4})
+	defer small.Close()
+	logs := &syncBuffer{}
+	if _, err := newWorker(small, setup{Registry: reg, Concurrency: 8, Logger: slogTo(logs)}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(logs.String(), "redis pool smaller than the worker needs") || !strings.Contains(logs.String(), "needed=10") {
+		t.Errorf("no pool warning: %s", logs.String())
+	}
+}
+
+// TestRestartSignalOfAlternativeScheme: with Cache.AlsoWatch the worker stops on a restart
+// written under any watched scheme.
+func TestRestartSignalOfAlternativeScheme(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	hyphen := e.prefix + "h-"
+	l8 := rdb.CacheKeys{RedisPrefix: e.prefix, Prefix: "app_cache", Separator: true}
+	l12 := rdb.CacheKeys{RedisPrefix: hyphen, Prefix: "app-cache-"}
+	cfg := e.config(laraq.NewJobs())
+	cfg.SignalInterval = 10 * time.Millisecond
+	cfg.Cache = laraq.CacheStore{Prefix: "app_cache_", AlsoWatch: []laraq.CacheScheme{
+		{ConnectionPrefix: e.prefix, Prefix: "app_cache", Separator: true},
+		{ConnectionPrefix: hyphen, Prefix: "app-cache-"},
+	}}
+	for i, k := range []rdb.CacheKeys{l8, l12} {
+		stop, done := e.run(e.consumer(cfg))
+		time.Sleep(50 * time.Millisecond) // the reference is read at start
+		select {
+		case <-done:
+			t.Fatalf("Run returned %v before the signal", stop())
+		default:
+		}
+		// The second run starts with the first key set: a later time raises the maximum.
+		if err := e.client.Set(e.ctx, k.Restart(), 1_700_000_001+i, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-done:
+			if err := stop(); !errors.Is(err, laraq.ErrRestart) {
+				t.Fatalf("%s: Run = %v", k.Restart(), err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("no restart on %s", k.Restart())
+		}
+	}
+	if k := e.keys(); fmt.Sprint(k) != "[app_cache:illuminate:queue:restart h-app-cache-illuminate:queue:restart]" {
+		t.Errorf("keys %v", k)
+	}
+}

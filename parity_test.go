@@ -1,0 +1,338 @@
+package laraq_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/laraq/laraq"
+
+	"github.com/laraq/laraq/failed"
+	"github.com/laraq/laraq/failed/database"
+	"github.com/laraq/laraq/internal/rdb"
+	"github.com/laraq/laraq/internal/testenv"
+	"github.com/laraq/laraq/payload"
+)
+
+// The parity test runs the same failing jobs once under Laravel's own
+// Illuminate\Queue\Worker (work.php, one job per run, Carbon's clock frozen) and once
+// under the Go consumer (one job per Run, Config.Now frozen), from identical Redis
+// states under two prefixes of one redis-server, and compares the states both leave
+// after every step: where the job sits and with which attempts and exact bytes, the
+// delayed/reserved scores relative to now, the notify list, the job-exceptions cache
+// counter and its TTL, and the failed_jobs rows (uuid, connection, queue, payload bytes,
+// exception class and message). The job is App\Jobs\Scripted (testdata/php/jobs.php),
+// whose per-attempt script the Go handler below plays the same way.
+
+const (
+	parityT0         = 1_700_000_000
+	parityStepGap    = 100 // seconds between steps: more than any backoff and retry_after
+	parityRetryAfter = 60
+)
+
+type parityScenario struct {
+	name    string
+	props   string // App\Jobs\Scripted properties (dispatch.php readable form)
+	tries   int    // both workers' --tries
+	backoff int    // both workers' --backoff
+	noUUID  bool   // rewrite the payload into the uuid-less shape of Laravel 5.x
+	// want is the expected course, one entry per step: "<ran> → <where the job is>".
+	want []string
+	// phpLosesRecord: PHP's DatabaseUuidFailedJobProvider cannot write a row without
+	// uuid (NOT NULL), so the PHP worker deletes the job and records nothing; laraq's
+	// store gives the row a generated uuid instead. The final Go row is checked
+	// separately and left out of the comparison.
+	phpLosesRecord bool
+}
+
+var parityScenarios = []parityScenario{{
+	name:  "exception on each of 3 tries, backoff 1,5",
+	props: `{"actions":["throw"],"tries":3,"backoff":"1,5"}`,
+	want:  []string{"a1:throw → delayed+1", "a2:throw → delayed+5", "a3:throw → failed RuntimeException"},
+}, {
+	name:  "retryUntil already passed",
+	props: fmt.Sprintf(`{"actions":["ok"],"retryUntil":%d}`, parityT0-10),
+	want:  []string{"- → failed MaxAttemptsExceededException"},
+}, {
+	name:  "retryUntil overrides tries",
+	props: fmt.Sprintf(`{"actions":["throw"],"tries":1,"retryUntil":%d}`, parityT0+150),
+	want:  []string{"a1:throw → delayed+0", "a2:throw → delayed+0", "- → failed MaxAttemptsExceededException"},
+}, {
+	name:  "maxExceptions 2 of 5 tries, a release in between",
+	props: `{"actions":["throw","release:3","throw"],"tries":5,"maxExceptions":2}`,
+	want:  []string{"a1:throw → delayed+0 exc=1", "a2:release:3 → delayed+3 exc=1", "a3:throw → failed RuntimeException"},
+}, {
+	name:  "timeout leaves the job reserved, the next one fails it",
+	props: `{"actions":["sleep:3"],"tries":2,"timeout":1}`,
+	want:  []string{"a1:sleep:3 → reserved+60", "a2:sleep:3 → failed MaxAttemptsExceededException"},
+}, {
+	name:  "timeout with failOnTimeout",
+	props: `{"actions":["sleep:3"],"tries":3,"timeout":1,"failOnTimeout":true}`,
+	want:  []string{"a1:sleep:3 → failed MaxAttemptsExceededException"},
+}, {
+	name:  "handler releases itself; releases use up tries",
+	props: `{"actions":["release:7","release:2"],"tries":2}`,
+	want:  []string{"a1:release:7 → delayed+7", "a2:release:2 → delayed+2", "- → failed MaxAttemptsExceededException"},
+}, {
+	name:    "no uuid (5.x payload), worker tries and backoff",
+	props:   `{"actions":["throw","ok"]}`,
+	tries:   3,
+	backoff: 4,
+	noUUID:  true,
+	want:    []string{"a1:throw → delayed+4", "a2:ok → gone"},
+}, {
+	name:           "no uuid (5.x payload) failing",
+	props:          `{"actions":["throw"]}`,
+	tries:          2,
+	backoff:        4,
+	noUUID:         true,
+	want:           []string{"a1:throw → delayed+4", "a2:throw → gone"},
+	phpLosesRecord: true,
+}, {
+	name:  "tries 0 is unlimited, backoff 2,4",
+	props: `{"actions":["throw","throw","throw","throw","ok"],"tries":0,"backoff":"2,4"}`,
+	want:  []string{"a1:throw → delayed+2", "a2:throw → delayed+4", "a3:throw → delayed+4", "a4:throw → delayed+4", "a5:ok → gone"},
+}, {
+	// $maxTries === 0 is strict: a string "0" is not unlimited, and 1 <= "0" is false.
+	name:  `tries "0" as a string fails before running`,
+	props: `{"actions":["ok"],"tries":"0"}`,
+	want:  []string{"- → failed MaxAttemptsExceededException"},
+}, {
+	name:  "handler fails the job",
+	props: `{"actions":["throw","fail:card declined"],"tries":3}`,
+	want:  []string{"a1:throw → delayed+0", "a2:fail:card declined → failed RuntimeException"},
+}, {
+	name:  "handler deletes the job",
+	props: `{"actions":["delete"],"tries":3}`,
+	want:  []string{"a1:delete → gone"},
+}}
+
+// scriptedHandler plays App\Jobs\Scripted::handle for the Go worker and notes each run.
+func scriptedHandler(mu *sync.Mutex, ran *[]string) func(ctx context.Context, cmd *scriptedJob, job *laraq.JobInfo) error {
+	return func(ctx context.Context, cmd *scriptedJob, job *laraq.JobInfo) error {
+		actions := cmd.Actions
+		if len(actions) == 0 {
+			actions = []string{"ok"}
+		}
+		n := max(1, job.Attempt)
+		action := actions[min(n, len(actions))-1]
+		mu.Lock()
+		*ran = append(*ran, fmt.Sprintf("a%d:%s", job.Attempt, action))
+		mu.Unlock()
+		verb, arg, hasArg := strings.Cut(action, ":")
+		switch verb {
+		case "ok":
+			return nil
+		case "throw":
+			if !hasArg {
+				arg = fmt.Sprintf("scripted failure on attempt %d", n)
+			}
+			return failed.New("RuntimeException", arg, 0)
+		case "release":
+			s, _ := strconv.Atoi(arg)
+			return laraq.ReleaseAfter(time.Duration(s) * time.Second)
+		case "fail":
+			if !hasArg {
+				arg = fmt.Sprintf("scripted fail on attempt %d", n)
+			}
+			return laraq.Fail(failed.New("RuntimeException", arg, 0))
+		case "delete":
+			return laraq.Delete()
+		case "sleep":
+			s, _ := strconv.ParseFloat(arg, 64)
+			select {
+			case <-time.After(time.Duration(s * float64(time.Second))):
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		return fmt.Errorf("unknown scripted action %s", action)
+	}
+}
+
+// uuidLess rewrites a Laravel 8 payload into the shape Laravel 5.x pushed (sample S1): no
+// uuid, no backoff, maxExceptions or retryUntil, a null timeoutAt.
+func uuidLess(t *testing.T, p []byte) []byte {
+	t.Helper()
+	env, err := payload.Parse(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd, err := payload.AppendJSONString(nil, env.Command, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []byte(`{"displayName":"App\\Jobs\\Scripted","job":"Illuminate\\Queue\\CallQueuedHandler@call","maxTries":null,"timeout":null,"timeoutAt":null,` +
+		`"data":{"commandName":"App\\Jobs\\Scripted","command":` + string(cmd) + `},"id":"` + env.ID + `","attempts":0}`)
+}
+
+func newSide(t *testing.T, ctx context.Context, srv *testenv.Redis, name string) *side {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), name+".sqlite")
+	if err := os.WriteFile(file, nil, 0o600); err != nil { // PHP's SQLite connector wants the file
+		t.Fatal(err)
+	}
+	dsn := "sqlite:" + file
+	s := &side{name: name, prefix: testenv.Prefix(t), queue: srv.Client(t, 0), cache: srv.Client(t, 1), dsn: dsn}
+	if name == "php" {
+		// The table as `php artisan queue:failed-table` + migrate creates it.
+		testenv.PHPEnv{FailedDB: dsn}.Run(t, nil, "failed_op.php", "migrate")
+	}
+	store, err := database.Open(ctx, dsn, database.Options{Logger: quietLogger(t), CreateTable: database.CreateIfMissing})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	s.store = store
+	return s
+}
+
+func TestParityWithLaravelWorker(t *testing.T) {
+	testenv.NeedPHP(t)
+	for _, sc := range parityScenarios {
+		t.Run(sc.name, func(t *testing.T) {
+			t.Parallel()
+			runParity(t, sc)
+		})
+	}
+}
+
+func runParity(t *testing.T, sc parityScenario) {
+	ctx := context.Background()
+	srv := testenv.RedisServer(t)
+	php := newSide(t, ctx, srv, "php")
+	gos := newSide(t, ctx, srv, "go")
+	records := recordFile(t)
+	penv := testenv.PHPEnv{Redis: srv, Prefix: php.prefix, RetryAfter: parityRetryAfter, FailedDB: php.dsn, Record: records}
+	tries := max(sc.tries, 1)
+
+	// The starting state: Laravel dispatches the job (side PHP); Go gets the same bytes.
+	d := phpDispatch(t, penv, []string{fmt.Sprint("--now=", parityT0)},
+		`{"class":"App\\Jobs\\Scripted","props":`+sc.props+`}`)[0]
+	start := []byte(d.Payload)
+	rPHP, _ := rdb.New(php.queue, rdb.Options{Prefix: php.prefix})
+	rGo, _ := rdb.New(gos.queue, rdb.Options{Prefix: gos.prefix})
+	if sc.noUUID {
+		start = uuidLess(t, start)
+		php.reset(t, ctx)
+		if err := rPHP.Push(ctx, "default", start); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := rGo.Push(ctx, "default", start); err != nil {
+		t.Fatal(err)
+	}
+	env, err := payload.Parse(start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	uuid := env.UUID
+
+	var mu sync.Mutex
+	var goRan []string
+	reg := laraq.NewJobs()
+	register(reg, `App\Jobs\Scripted`, scriptedHandler(&mu, &goRan))
+
+	log := quietLogger(t)
+	var report strings.Builder
+	fail := func(format string, args ...any) {
+		t.Helper()
+		t.Fatalf("%s\n%s", fmt.Sprintf(format, args...), report.String())
+	}
+	first, firstGo := php.capture(t, ctx, parityT0, uuid), gos.capture(t, ctx, parityT0, uuid)
+	if diff, same := sideBySide(first.lines, firstGo.lines); !same {
+		fail("starting states differ:\n%s", diff)
+	}
+	seenRecords := 0
+	var got []string
+	for step := 0; step < len(sc.want); step++ {
+		now := int64(parityT0 + step*parityStepGap)
+
+		out, died := runPHPStep(t, penv, "--max-jobs=1", "--stop-when-empty", "--sleep=0",
+			fmt.Sprint("--now=", now), fmt.Sprint("--tries=", tries), fmt.Sprint("--backoff=", sc.backoff))
+		phpRan := "-"
+		recs := readRecords(t, records)
+		for _, r := range recs[seenRecords:] {
+			if r.Event == "handle" {
+				phpRan = fmt.Sprintf("a%d:%s", r.Attempts, r.Action)
+			}
+		}
+		seenRecords = len(recs)
+
+		mu.Lock()
+		goRan = goRan[:0]
+		mu.Unlock()
+		c, err := newWorker(gos.queue, setup{
+			Prefix: gos.prefix, Registry: reg, Failed: gos.store,
+			Tries: new(tries), Backoff: []int{sc.backoff},
+			RetryAfter: parityRetryAfter * time.Second, Now: func() time.Time { return time.Unix(now, 0) },
+			MaxJobs: 1, StopWhenEmpty: true, Sleep: -1, MigrateInterval: -1,
+			Cache:  laraq.CacheStore{Client: gos.cache, Prefix: "laravel_cache"}, // 8.83: "laravel_cache:" keys
+			Logger: log,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		runCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		err = c.Run(runCtx)
+		cancel()
+		if !errors.Is(err, laraq.ErrMaxJobs) && !errors.Is(err, laraq.ErrQueueEmpty) {
+			t.Fatalf("step %d: Go worker: %v", step+1, err)
+		}
+		mu.Lock()
+		goRanText := "-"
+		if len(goRan) > 0 {
+			goRanText = strings.Join(goRan, ",")
+		}
+		mu.Unlock()
+
+		a, b := php.capture(t, ctx, now, uuid), gos.capture(t, ctx, now, uuid)
+		if sc.phpLosesRecord && step == len(sc.want)-1 {
+			var kept []string
+			var extra []string
+			for _, l := range b.lines {
+				if strings.HasPrefix(l, "failed: uuid=generated ") {
+					extra = append(extra, l)
+					continue
+				}
+				kept = append(kept, l)
+			}
+			b.lines = kept
+			if len(extra) != 1 || !strings.Contains(extra[0], "exception=RuntimeException: scripted failure on attempt 2") {
+				fail("step %d: Go should keep the uuid-less job as one failed row with a generated uuid, has %q", step+1, extra)
+			}
+			if !strings.Contains(out, "NOT NULL constraint failed: failed_jobs.uuid") {
+				fail("step %d: PHP's provider was expected to fail on the missing uuid:\n%s", step+1, out)
+			}
+			a.note = "PHP lost the job (no failed row); Go: " + extra[0]
+			b.summary = a.summary
+		}
+		diff, same := sideBySide(append([]string{"ran: " + phpRan}, a.lines...), append([]string{"ran: " + goRanText}, b.lines...))
+		note := ""
+		if died {
+			note = " (the PHP worker killed itself on the timeout)"
+		}
+		if a.note != "" {
+			note += " (" + a.note + ")"
+		}
+		fmt.Fprintf(&report, "  step %d at T0+%d%s:\n%s", step+1, now-parityT0, note, diff)
+		if !same {
+			fail("step %d: PHP and Go left different states", step+1)
+		}
+		got = append(got, phpRan+" → "+a.summary)
+	}
+	if strings.Join(got, "\n") != strings.Join(sc.want, "\n") {
+		fail("both workers agree, but not on the expected course:\n got  %q\n want %q", got, sc.want)
+	}
+	if testing.Verbose() {
+		t.Logf("%s: %s\n%s", sc.name, strings.Join(got, " | "), report.String())
+	}
+}

@@ -1,0 +1,335 @@
+package laraq_test
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"math"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/laraq/laraq/phpser"
+)
+
+// canon is testdata/phpser/fixtures/canon.php's lossless description of a PHP value, as
+// the PHP test jobs report what they received; "model" is jobs.php's short form of a
+// restored Eloquent model.
+type canon struct {
+	T          string          `json:"t"`
+	V          json.RawMessage `json:"v"`
+	Items      []canonItem     `json:"items"`
+	Class      string          `json:"class"`
+	Props      []canonItem     `json:"props"`
+	Key        *canon          `json:"key"`
+	Attributes *canon          `json:"attributes"`
+}
+
+type canonItem struct {
+	K canon `json:"k"`
+	V canon `json:"v"`
+}
+
+// prop is one property of a record: mangled name and canon value.
+type prop struct {
+	K string `json:"k"`
+	V canon  `json:"v"`
+}
+
+func (c canon) text() string {
+	var s string
+	_ = json.Unmarshal(c.V, &s)
+	if c.T == "string" {
+		b, _ := base64.StdEncoding.DecodeString(s)
+		return string(b)
+	}
+	return s
+}
+
+// keyString is an array key or property name as text.
+func (c canon) keyString() string { return c.text() }
+
+// toAny builds what phpser decodes the value to in an `any`.
+func (c canon) toAny() any {
+	switch c.T {
+	case "null":
+		return nil
+	case "bool":
+		var b bool
+		_ = json.Unmarshal(c.V, &b)
+		return b
+	case "int":
+		n, _ := strconv.ParseInt(c.text(), 10, 64)
+		return n
+	case "float":
+		return c.float()
+	case "string":
+		return c.text()
+	case "enum":
+		cls, cs, _ := strings.Cut(c.text(), ":")
+		return phpser.EnumCase{Class: cls, Case: cs}
+	case "array":
+		list := true
+		for i, it := range c.Items {
+			if it.K.T != "int" || it.K.text() != strconv.Itoa(i) {
+				list = false
+			}
+		}
+		if list {
+			out := make([]any, len(c.Items))
+			for i, it := range c.Items {
+				out[i] = it.V.toAny()
+			}
+			return out
+		}
+		m := map[string]any{}
+		for _, it := range c.Items {
+			m[it.K.keyString()] = it.V.toAny()
+		}
+		return m
+	case "object":
+		o := phpser.Object{Class: c.Class, Props: map[string]any{}}
+		for _, it := range c.Props {
+			name, _, _ := phpser.UnmangleName(it.K.keyString())
+			o.Props[name] = it.V.toAny()
+		}
+		return o
+	}
+	return fmt.Sprintf("<canon %s>", c.T)
+}
+
+func (c canon) float() float64 {
+	s := c.text()
+	if s == "nan" {
+		return math.NaN()
+	}
+	bits, _ := strconv.ParseUint(s, 16, 64)
+	return math.Float64frombits(bits)
+}
+
+// compareCanon reports every difference between a PHP value as PHP saw it and the Go
+// value phpser decoded it into.
+func compareCanon(path string, c canon, v reflect.Value) []string {
+	var diffs []string
+	bad := func(format string, args ...any) []string {
+		return append(diffs, path+": "+fmt.Sprintf(format, args...))
+	}
+	if v.Kind() == reflect.Pointer {
+		if c.T == "null" {
+			if !v.IsNil() {
+				return bad("want null, got %v", v.Elem())
+			}
+			return nil
+		}
+		if v.IsNil() {
+			return bad("nil, want %s", c.T)
+		}
+		v = v.Elem()
+	}
+	switch x := v.Interface().(type) {
+	case time.Time:
+		fields := map[string]canon{}
+		for _, it := range c.Props {
+			fields[it.K.keyString()] = it.V
+		}
+		if got := x.Format("2006-01-02 15:04:05.000000"); got != fields["date"].text() {
+			return bad("date %s, want %s", got, fields["date"].text())
+		}
+		if x.Location().String() != fields["timezone"].text() {
+			return bad("zone %s, want %s", x.Location(), fields["timezone"].text())
+		}
+		return nil
+	case phpser.ModelIdentifier:
+		if c.T == "model" {
+			if x.Class != c.Class || fmt.Sprint(x.ID) != fmt.Sprint(c.Key.toAny()) {
+				return bad("model %s#%v, want %s#%v", x.Class, x.ID, c.Class, c.Key.toAny())
+			}
+			return nil
+		}
+	case phpser.Map:
+		if c.T != "array" && c.T != "object" {
+			return bad("Map for %s", c.T)
+		}
+		items := c.Items
+		if c.T == "object" {
+			items = c.Props
+		}
+		if len(items) != len(x) {
+			return bad("%d items, want %d", len(x), len(items))
+		}
+		for i, it := range items {
+			if x[i].Key.String() != it.K.keyString() || x[i].Key.IsInt() != (it.K.T == "int") {
+				diffs = bad("item %d key %v, want %s", i, x[i].Key, it.K.keyString())
+			}
+			if !reflect.DeepEqual(x[i].Value, it.V.toAny()) {
+				diffs = bad("item %d value %#v, want %#v", i, x[i].Value, it.V.toAny())
+			}
+		}
+		return diffs
+	}
+	switch v.Kind() {
+	case reflect.Interface:
+		got := v.Interface()
+		if !reflect.DeepEqual(got, c.toAny()) {
+			return bad("%#v, want %#v", got, c.toAny())
+		}
+	case reflect.String:
+		switch {
+		case c.T == "enum":
+			_, cs, _ := strings.Cut(c.text(), ":")
+			if v.String() != cs {
+				return bad("case %q, want %q", v.String(), cs)
+			}
+		case c.T == "string":
+			if v.String() != c.text() {
+				return bad("%q, want %q", v.String(), c.text())
+			}
+		default:
+			return bad("string for %s", c.T)
+		}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		if c.T != "int" || strconv.FormatInt(v.Int(), 10) != c.text() {
+			return bad("%d, want %s %s", v.Int(), c.T, c.text())
+		}
+	case reflect.Float32, reflect.Float64:
+		want := 0.0
+		switch c.T {
+		case "float":
+			want = c.float()
+		case "int":
+			n, _ := strconv.ParseInt(c.text(), 10, 64)
+			want = float64(n)
+		default:
+			return bad("float for %s", c.T)
+		}
+		if math.Float64bits(v.Float()) != math.Float64bits(want) && !(math.IsNaN(want) && math.IsNaN(v.Float())) {
+			return bad("%v (%016x), want %v (%016x)", v.Float(), math.Float64bits(v.Float()), want, math.Float64bits(want))
+		}
+	case reflect.Bool:
+		if c.T != "bool" || fmt.Sprint(v.Bool()) != string(c.V) {
+			return bad("%v, want %s %s", v.Bool(), c.T, c.V)
+		}
+	case reflect.Slice:
+		if c.T != "array" {
+			return bad("slice for %s", c.T)
+		}
+		if v.Len() != len(c.Items) {
+			return bad("%d elements, want %d", v.Len(), len(c.Items))
+		}
+		for i, it := range c.Items {
+			diffs = append(diffs, compareCanon(fmt.Sprintf("%s[%d]", path, i), it.V, v.Index(i))...)
+		}
+	case reflect.Map:
+		if c.T != "array" {
+			return bad("map for %s", c.T)
+		}
+		if v.Len() != len(c.Items) {
+			return bad("%d entries, want %d", v.Len(), len(c.Items))
+		}
+		for _, it := range c.Items {
+			e := v.MapIndex(reflect.ValueOf(it.K.keyString()))
+			if !e.IsValid() {
+				diffs = bad("missing key %q", it.K.keyString())
+				continue
+			}
+			diffs = append(diffs, compareCanon(path+"."+it.K.keyString(), it.V, e)...)
+		}
+	case reflect.Struct:
+		if c.T == "model" && c.Attributes != nil {
+			// jobs.php reports a restored Eloquent model by class, key and attributes.
+			return compareFields(path, map[string]canon{"attributes": *c.Attributes}, onlyTag(v, "attributes"), nil)
+		}
+		var items []canonItem
+		switch c.T {
+		case "object":
+			items = c.Props
+		case "array":
+			items = c.Items
+		default:
+			return bad("struct for %s", c.T)
+		}
+		props := map[string]canon{}
+		for _, it := range items {
+			name, _, _ := phpser.UnmangleName(it.K.keyString())
+			props[name] = it.V
+		}
+		diffs = append(diffs, compareFields(path, props, v, nil)...)
+	default:
+		return bad("unhandled Go kind %s", v.Kind())
+	}
+	return diffs
+}
+
+// compareFields compares a struct's php-tagged fields (embedded structs included) with
+// the properties by plain name. used collects the names compared.
+func compareFields(path string, props map[string]canon, v reflect.Value, used map[string]bool) []string {
+	var diffs []string
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag, _, _ := strings.Cut(f.Tag.Get("php"), ",")
+		if f.Anonymous && tag == "" {
+			diffs = append(diffs, compareFields(path, props, v.Field(i), used)...)
+			continue
+		}
+		if !f.IsExported() || tag == "-" {
+			continue
+		}
+		if tag == "" {
+			tag = f.Name
+		}
+		c, ok := props[tag]
+		if !ok {
+			if tag != "job" { // the runtime job property; PHP's records leave it out
+				diffs = append(diffs, fmt.Sprintf("%s.%s: missing in PHP's value", path, tag))
+			}
+			continue
+		}
+		if used != nil {
+			used[tag] = true
+		}
+		diffs = append(diffs, compareCanon(path+"."+tag, c, v.Field(i))...)
+	}
+	return diffs
+}
+
+// compareRecord compares every property PHP reported for a command with the Go struct
+// the command was decoded into: each Go field must match, and each PHP property must
+// have a Go field.
+func compareRecord(class string, props []prop, v any) []string {
+	byName := map[string]canon{}
+	var order []string
+	for _, p := range props {
+		name, _, _ := phpser.UnmangleName(p.K)
+		byName[name] = p.V
+		order = append(order, name)
+	}
+	used := map[string]bool{}
+	rv := reflect.ValueOf(v)
+	for rv.Kind() == reflect.Pointer {
+		rv = rv.Elem()
+	}
+	diffs := compareFields(class, byName, rv, used)
+	for _, name := range order {
+		if !used[name] {
+			diffs = append(diffs, fmt.Sprintf("%s.%s: PHP property without Go field", class, name))
+		}
+	}
+	return diffs
+}
+
+// onlyTag returns a struct value holding only v's field tagged name (for comparing part
+// of a struct).
+func onlyTag(v reflect.Value, name string) reflect.Value {
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		if tag, _, _ := strings.Cut(t.Field(i).Tag.Get("php"), ","); tag == name {
+			st := reflect.StructOf([]reflect.StructField{{Name: "F", Type: t.Field(i).Type, Tag: reflect.StructTag(`php:"` + name + `"`)}})
+			out := reflect.New(st).Elem()
+			out.Field(0).Set(v.Field(i))
+			return out
+		}
+	}
+	return reflect.ValueOf(struct{}{})
+}

@@ -1,0 +1,267 @@
+package laraq
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/laraq/laraq/failed"
+)
+
+// Defaults of WorkerConfig. Each matches `php artisan queue:work` unless said otherwise.
+const (
+	DefaultConcurrency     = 1
+	DefaultSleep           = 3 * time.Second  // --sleep
+	DefaultMigrateInterval = time.Second      // laraq's throttle; PHP migrates before every pop
+	DefaultTries           = 1                // --tries
+	DefaultBackoff         = 0                // --backoff, in seconds
+	DefaultTimeout         = 60 * time.Second // --timeout
+	DefaultShutdownGrace   = 10 * time.Second // supervisor's default stopwaitsecs
+	DefaultSignalInterval  = time.Second      // how often restart and pause keys are read
+	DefaultUnhandledDelay  = 5 * time.Second
+)
+
+// UnlimitedTries is WorkerConfig.Tries for queue:work's --tries=0: a job without a
+// maxTries of its own is tried until it succeeds.
+const UnlimitedTries = -1
+
+// UnhandledAction is what a worker does with a job whose class has no handler.
+type UnhandledAction int
+
+const (
+	// FailUnhandled fails the job (default): it leaves the reserved set and is written to
+	// the failed store with an error naming its class, so `php artisan queue:retry` can
+	// push it again once a handler exists. Without a failed store (Connection.Failed nil)
+	// failing would delete the job, so it is released as with ReleaseUnhandled.
+	FailUnhandled UnhandledAction = iota
+	// ReleaseUnhandled releases the job to the delayed set for UnhandledPolicy.Delay. The
+	// attempt stays counted, so after its tries a PHP worker's "already exceeded" check
+	// will fail it.
+	ReleaseUnhandled
+	// HandBackUnhandled puts the job, as it was before this pop (attempts not
+	// incremented), back at the head of its ready list, for mixed fleets where a PHP
+	// worker on the same queue should run it. To avoid spinning on it, this worker then
+	// stops popping that queue for UnhandledPolicy.Delay.
+	HandBackUnhandled
+)
+
+func (a UnhandledAction) String() string {
+	switch a {
+	case FailUnhandled:
+		return "fail"
+	case ReleaseUnhandled:
+		return "release"
+	case HandBackUnhandled:
+		return "hand-back"
+	}
+	return fmt.Sprintf("UnhandledAction(%d)", int(a))
+}
+
+// UnhandledPolicy says what happens to a job no handler is registered for. No job is
+// ever deleted just because nobody handled it.
+type UnhandledPolicy struct {
+	// Action is the decision. Default FailUnhandled.
+	Action UnhandledAction
+	// Delay is the release delay (ReleaseUnhandled) or how long a queue is left alone
+	// after a hand-back (HandBackUnhandled). Default DefaultUnhandledDelay (5 s).
+	Delay time.Duration
+}
+
+// WorkerConfig configures a Worker: the options of `php artisan queue:work`. The zero
+// value works like `queue:work` with no options on the connection's default queue.
+type WorkerConfig struct {
+	// Queues are the bare queue names to work, in priority order: each loop takes jobs
+	// from the first queue that has some (--queue=high,default). Default: the
+	// connection's Queue.
+	Queues []string
+	// Unhandled is what happens to jobs no handler takes. Default: fail them.
+	Unhandled UnhandledPolicy
+
+	// Concurrency is how many jobs run at once in this process. A job is popped only
+	// when a slot is free, so at most Concurrency jobs are reserved by this process
+	// (plus those abandoned after a timeout, see Timeout). The Redis client's pool needs
+	// Concurrency + 2 connections (see NewWorker). Default DefaultConcurrency.
+	Concurrency int
+	// Sleep is how long to wait when no queue had a job and the connection has no
+	// BlockFor (--sleep). Default DefaultSleep; negative: do not wait.
+	Sleep time.Duration
+	// MigrateInterval throttles the migration of due delayed jobs, then expired
+	// reservations, to the ready list: at most once per interval per queue, before a
+	// pop. PHP runs both scripts before every pop. Default DefaultMigrateInterval;
+	// negative: before every pop, like PHP.
+	MigrateInterval time.Duration
+
+	// Tries is --tries, for jobs whose payload has no maxTries: 0 means DefaultTries (1),
+	// UnlimitedTries is queue:work's --tries=0.
+	Tries int
+	// Backoff is --backoff: seconds before retrying a failed attempt, indexed by attempt
+	// (the last value repeats), for jobs whose payload has no backoff (or delay).
+	// Default [DefaultBackoff].
+	Backoff []int
+	// Timeout is --timeout: how long a job may run when its payload has no timeout. The
+	// handler's context ends then; see TimeoutReleases for what happens to the job.
+	// Default DefaultTimeout; negative: no timeout (PHP's --timeout=0).
+	Timeout time.Duration
+	// TimeoutReleases releases a timed-out job (with its backoff) instead of doing what
+	// PHP does. PHP kills the worker process and leaves the job reserved, attempt
+	// counted, until retry_after passes and it is migrated back (unless the timeout failed
+	// it: last try, maxExceptions reached, failOnTimeout). A Go worker cannot kill a
+	// goroutine: it abandons the handler (its context is cancelled), frees the slot and
+	// goes on; by default the job stays reserved as in PHP. Default false.
+	TimeoutReleases bool
+
+	// MaxJobs stops the worker after this many jobs were taken (--max-jobs); Run returns
+	// ErrMaxJobs once they finished. Default 0: no limit.
+	MaxJobs int
+	// MaxTime stops the worker after it ran this long (--max-time); Run returns
+	// ErrMaxTime. Default 0: no limit.
+	MaxTime time.Duration
+	// StopWhenEmpty stops the worker when a loop finds every queue empty
+	// (--stop-when-empty); Run returns ErrQueueEmpty. Default false.
+	StopWhenEmpty bool
+	// Rest is a pause after each job before its slot takes another (--rest). Default 0.
+	Rest time.Duration
+	// MemoryLimit stops the worker when the Go runtime holds more memory than this, in
+	// bytes (--memory, which PHP reads in megabytes); Run returns ErrMemoryLimit.
+	// Default 0: no limit.
+	MemoryLimit int64
+
+	// SignalInterval is how often the restart signal and the pause keys are read (PHP
+	// reads them after every job). Default DefaultSignalInterval.
+	SignalInterval time.Duration
+	// ShutdownGrace is how long jobs in flight may still run after ctx is cancelled.
+	// Then their contexts are cancelled; a job whose handler returns an error then is
+	// released at once (attempt counted), a handler that does not return within a
+	// second is abandoned and its job stays reserved until retry_after brings it back.
+	// Default DefaultShutdownGrace; negative: cancel handlers at once.
+	ShutdownGrace time.Duration
+
+	// Logger receives the worker's log. Default slog.Default().
+	Logger *slog.Logger
+	// Now is the clock for every timestamp (reservations, delays, retryUntil, events).
+	// Default time.Now.
+	Now func() time.Time
+	// OnEvent is called for every Event, synchronously from the goroutine that caused
+	// it (possibly several at once): keep it fast and safe for concurrent use. Package
+	// metrics turns events into Prometheus metrics. Default nil.
+	OnEvent func(Event)
+}
+
+// settings is a Connection and a WorkerConfig with defaults applied and times in the
+// units the wire uses.
+type settings struct {
+	WorkerConfig
+	connection     string         // the queue connection's name
+	defaultQueue   string         // the connection's queue: a chain's next job without one goes there
+	release        Release        // never zero: the connection's, or LatestRelease guessed
+	retryAfter     int64          // seconds
+	blockFor       *time.Duration // nil: never block
+	migrationLimit int
+	tries          int    // 0: unlimited
+	backoffSpec    string // "0" or "1,5,10", as PHP's --backoff
+	unhandledDelay time.Duration
+	cacheDisabled  bool
+	failed         failed.Store // never nil
+	nullStore      bool         // no failed store was configured
+}
+
+func newSettings(conn *Connection, c WorkerConfig) (settings, error) {
+	s := settings{WorkerConfig: c}
+	if len(s.Queues) == 0 {
+		s.Queues = []string{conn.queue()}
+	}
+	seen := map[string]bool{}
+	for _, q := range s.Queues {
+		if q == "" || strings.Contains(q, ",") {
+			return s, fmt.Errorf("laraq: bad queue name %q", q)
+		}
+		if seen[q] {
+			return s, fmt.Errorf("laraq: queue %q listed twice", q)
+		}
+		seen[q] = true
+	}
+	s.Queues = append([]string(nil), s.Queues...)
+	s.connection = conn.name()
+	s.defaultQueue = conn.queue()
+	s.release = conn.Release.orLatest()
+	if conn.RetryAfter < 0 {
+		return s, fmt.Errorf("laraq: RetryAfter %s < 0", conn.RetryAfter)
+	}
+	s.retryAfter = ceilSeconds(conn.retryAfter())
+	if conn.BlockFor != nil && *conn.BlockFor < 0 {
+		return s, fmt.Errorf("laraq: BlockFor %s < 0", *conn.BlockFor)
+	}
+	s.blockFor = conn.BlockFor
+	s.migrationLimit = conn.migrationLimit()
+	s.cacheDisabled = conn.Cache.Disabled
+	s.failed, s.nullStore = conn.Failed, conn.Failed == nil
+	if s.nullStore {
+		s.failed = failed.NewNull()
+		if s.Unhandled.Action == FailUnhandled {
+			// Failing into a store that keeps nothing would delete the job.
+			s.Unhandled.Action = ReleaseUnhandled
+		}
+	}
+	switch {
+	case s.Concurrency == 0:
+		s.Concurrency = DefaultConcurrency
+	case s.Concurrency < 0:
+		return s, fmt.Errorf("laraq: Concurrency %d < 0", s.Concurrency)
+	}
+	if s.Sleep == 0 {
+		s.Sleep = DefaultSleep
+	}
+	if s.MigrateInterval == 0 {
+		s.MigrateInterval = DefaultMigrateInterval
+	}
+	switch {
+	case s.Tries == 0:
+		s.tries = DefaultTries
+	case s.Tries == UnlimitedTries:
+		s.tries = 0
+	case s.Tries < 0:
+		return s, fmt.Errorf("laraq: Tries %d: want 1 or more, or UnlimitedTries", s.Tries)
+	default:
+		s.tries = s.Tries
+	}
+	if len(s.Backoff) == 0 {
+		s.backoffSpec = fmt.Sprint(DefaultBackoff)
+	} else {
+		parts := make([]string, len(s.Backoff))
+		for i, b := range s.Backoff {
+			if b < 0 {
+				return s, fmt.Errorf("laraq: Backoff[%d] = %d < 0", i, b)
+			}
+			parts[i] = fmt.Sprint(b)
+		}
+		s.backoffSpec = strings.Join(parts, ",")
+	}
+	if s.Timeout == 0 {
+		s.Timeout = DefaultTimeout
+	}
+	if s.MaxJobs < 0 || s.MaxTime < 0 || s.Rest < 0 || s.MemoryLimit < 0 {
+		return s, errors.New("laraq: MaxJobs, MaxTime, Rest and MemoryLimit must not be negative")
+	}
+	if s.Unhandled.Action < FailUnhandled || s.Unhandled.Action > HandBackUnhandled {
+		return s, fmt.Errorf("laraq: unknown Unhandled.Action %d", s.Unhandled.Action)
+	}
+	s.unhandledDelay = s.Unhandled.Delay
+	if s.unhandledDelay <= 0 {
+		s.unhandledDelay = DefaultUnhandledDelay
+	}
+	if s.SignalInterval <= 0 {
+		s.SignalInterval = DefaultSignalInterval
+	}
+	if s.ShutdownGrace == 0 {
+		s.ShutdownGrace = DefaultShutdownGrace
+	}
+	if s.Logger == nil {
+		s.Logger = slog.Default()
+	}
+	if s.Now == nil {
+		s.Now = time.Now
+	}
+	return s, nil
+}
