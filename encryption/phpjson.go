@@ -277,12 +277,23 @@ func (p *jsonParser) digits() bool {
 	return p.i > start
 }
 
+// plainByte marks the bytes a string holds as they are: printable ASCII but '"' and '\\'.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 // str parses a string literal and returns its decoded bytes.
 func (p *jsonParser) str() (string, error) {
 	p.i++ // opening quote
 	var buf []byte
 	start := p.i
 	for {
+		for p.i < len(p.s) && plainByte[p.s[p.i]] {
+			p.i++
+		}
 		if p.i >= len(p.s) {
 			return "", p.errf("unexpected end of the JSON in a string")
 		}
