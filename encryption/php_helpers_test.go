@@ -60,6 +60,7 @@ type phpResult struct {
 	Decrypted        bool           `json:"decrypted"`
 	Props            map[string]any `json:"props"`
 	Appears          bool           `json:"appears"`
+	RetryUntil       *int64         `json:"retryUntil"`
 	IsArray          bool           `json:"isArray"`
 	Fields           map[string]struct {
 		Set, String, Empty bool

@@ -174,14 +174,20 @@ func TestPHPCommand(t *testing.T) {
 					if !g.ok() || !g.Decrypted || g.Class != "LaraqEncryptedJob" || g.Props["secret"] != b64(secret) || g.Props["n"] != float64(len(secret)) {
 						t.Errorf("%s %s: getCommand(Go EncryptCommand) = %+v", cipher, name, g)
 					}
+					// And queue:retry reads it too (its retryUntil() gives 1700000000 + n).
+					req["op"] = "retry"
+					g = p.call(req)
+					if !g.ok() || !g.Decrypted || g.RetryUntil == nil || *g.RetryUntil != 1700000000+int64(len(secret)) {
+						t.Errorf("%s %s: queue:retry of Go EncryptCommand = %+v", cipher, name, g)
+					}
 				}
 			}
 		})
 	}
 }
 
-// TestPHPIsEncryptedCommand holds IsEncryptedCommand to the choice getCommand() makes:
-// decrypt, or unserialize as is.
+// TestPHPIsEncryptedCommand holds IsEncryptedCommand to the choice getCommand() and
+// queue:retry make: decrypt, or unserialize as is.
 func TestPHPIsEncryptedCommand(t *testing.T) {
 	cmds := []string{
 		`O:8:"stdClass":0:{}`, `O:`, `O`, `o:8:"stdClass":0:{}`, ` O:8:"stdClass":0:{}`,
@@ -199,6 +205,10 @@ func TestPHPIsEncryptedCommand(t *testing.T) {
 				r := p.call(req)
 				if r.Decrypted != encryption.IsEncryptedCommand(cmd) {
 					t.Errorf("%q: PHP decrypts: %v, IsEncryptedCommand: %v (%s: %s)", cmd, r.Decrypted, !r.Decrypted, r.Class, r.Message)
+				}
+				req["op"] = "retry"
+				if r = p.call(req); r.Decrypted != encryption.IsEncryptedCommand(cmd) {
+					t.Errorf("%q: queue:retry decrypts: %v, IsEncryptedCommand: %v (%s: %s)", cmd, r.Decrypted, !r.Decrypted, r.Class, r.Message)
 				}
 			}
 		})

@@ -14,6 +14,8 @@
 //               Queue::createPayload() of a ShouldBeEncrypted job, as dispatch() builds it
 //   getCommand  command                             -> {ok, decrypted (bool), class, props | class, message}
 //               CallQueuedHandler::getCommand(['command' => ...]) as a worker runs it
+//   retry       command                             -> {ok, decrypted (bool), retryUntil | class, message}
+//               queue:retry's refreshRetryUntil() of a failed payload with that data.command
 //   appears     value                               -> {ok, appears (bool)} (12.x+)
 //   base64      value (b64 of the input), strict    -> {ok, value (b64)}: base64_decode()
 //   json        value (b64 of the input)            -> {ok, isArray, fields}: json_decode($v, true)
@@ -24,7 +26,7 @@ error_reporting(E_ALL & ~E_DEPRECATED);
 if (($harness = getenv('LARAQ_HARNESS')) !== false && $harness !== '') {
     require_once $harness;
 } else {
-    foreach (['Container', 'Support', 'Encryption', 'Queue', 'Bus', 'Redis'] as $component) {
+    foreach (['Container', 'Support', 'Encryption', 'Queue', 'Bus', 'Redis', 'Console'] as $component) {
         require_once "Illuminate/$component/autoload.php";
     }
 }
@@ -39,6 +41,7 @@ use Illuminate\Contracts\Queue\ShouldQueue;
 use Illuminate\Contracts\Redis\Factory as RedisFactory;
 use Illuminate\Encryption\Encrypter;
 use Illuminate\Queue\CallQueuedHandler;
+use Illuminate\Queue\Console\RetryCommand;
 use Illuminate\Queue\RedisQueue;
 
 /** A queued job as `php artisan make:job` writes it, marked ShouldBeEncrypted. */
@@ -57,6 +60,12 @@ class LaraqEncryptedJob implements ShouldQueue, ShouldBeEncrypted
 
     public function handle()
     {
+    }
+
+    /** queue:retry recomputes it, which shows that it read the job. */
+    public function retryUntil()
+    {
+        return 1700000000 + $this->n;
     }
 
     public function props(): array
@@ -156,6 +165,15 @@ function laraq_handle(array $req): array
             }
 
             return $out;
+        case 'retry':
+            $app = laraq_container(laraq_encrypter($req));
+            $retry = new RetryCommand();
+            $retry->setLaravel($app);
+            LaraqSpyEncrypter::$decrypts = 0;
+            $json = json_encode(['data' => ['command' => $req['command']], 'retryUntil' => null]);
+            $out = json_decode((fn ($p) => $this->refreshRetryUntil($p))->call($retry, $json), true);
+
+            return ['ok' => true, 'decrypted' => LaraqSpyEncrypter::$decrypts > 0, 'retryUntil' => $out['retryUntil']];
         case 'appears':
             return ['ok' => true, 'appears' => Encrypter::appearsEncrypted($req['value'])];
     }
@@ -179,7 +197,7 @@ while (($line = fgets(STDIN)) !== false) {
     } catch (Throwable $e) {
         $res = ['ok' => false, 'class' => get_class($e), 'message' => $e->getMessage(),
             'decryptException' => $e instanceof DecryptException];
-        if ($req['op'] === 'getCommand') {
+        if ($req['op'] === 'getCommand' || $req['op'] === 'retry') {
             $res['decrypted'] = LaraqSpyEncrypter::$decrypts > 0;
         }
     }
