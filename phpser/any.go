@@ -68,8 +68,8 @@ func (m *mapper) toAny(v *Value) (any, error) {
 		if err != nil || !ok {
 			return nil, err
 		}
-		if len(m.active) >= maxNesting {
-			return nil, m.typeErr(v, nil, "references nest deeper than "+strconv.Itoa(maxNesting)+" levels")
+		if len(m.active) > maxNesting {
+			return nil, m.typeErr(v, nil, "reference is "+strconv.Itoa(len(m.active))+" levels deep; references are followed only up to "+strconv.Itoa(maxNesting))
 		}
 		m.inRef++
 		x, err := m.toAny(t)

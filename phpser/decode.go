@@ -9,9 +9,25 @@ import (
 )
 
 // DefaultMaxDepth is how deeply arrays and objects may nest unless Decoder.MaxDepth
-// says otherwise. PHP's own limit (unserialize_max_depth) is 4096; queue commands
-// rarely go past 10.
-const DefaultMaxDepth = 512
+// says otherwise: PHP's own default unserialize_max_depth, so that every payload PHP's
+// unserialize() accepts decodes here too, and every payload it refuses for its depth is
+// refused here. Queue commands rarely go past 10.
+//
+// PHP counts the levels as its var_unserializer does (checked with PHP 8.2): every
+// object is a level, and so is every array with at least one element; an empty array
+// (a:0:{}), an enum, a C: object's data and a reference are not. 4096 levels nested
+// that way are accepted, 4097 are not.
+const DefaultMaxDepth = 4096
+
+// MaxDepthCeiling caps Decoder.MaxDepth: decoding recurses once per level, and a
+// goroutine's stack must stay far from Go's 1 GB limit whatever the caller asks for.
+const MaxDepthCeiling = 1 << 16
+
+// directDepth is the nesting below which containers are decoded straight into the arena
+// (see directEntries). Deeper containers go through the stack, which holds only
+// entries actually read, so that a crafted run of 4096 nested containers, each
+// claiming more elements than it has, cannot make the arena allocate for all of them.
+const directDepth = 512
 
 // minEntryLen is the fewest bytes an array element or property can take: "i:0;N;".
 // A count that cannot fit in what is left of the input is rejected up front.
@@ -20,8 +36,10 @@ const minEntryLen = 6
 // Decoder decodes PHP serialize() output with options. The zero Decoder uses the
 // defaults; Decode and Unmarshal use the zero Decoder.
 type Decoder struct {
-	// MaxDepth is the deepest nesting of arrays and objects accepted.
-	// Default DefaultMaxDepth (512).
+	// MaxDepth is the deepest nesting of arrays and objects accepted, counted the way
+	// PHP's unserialize_max_depth counts it: objects and non-empty arrays are levels,
+	// empty arrays are not. Default DefaultMaxDepth (4096, PHP's default); values
+	// above MaxDepthCeiling (65536) count as MaxDepthCeiling.
 	MaxDepth int
 }
 
@@ -97,6 +115,7 @@ func (dc Decoder) decodeWith(d *decoder, s string) (*Value, error) {
 	if d.maxDepth <= 0 {
 		d.maxDepth = DefaultMaxDepth
 	}
+	d.maxDepth = min(d.maxDepth, MaxDepthCeiling)
 	// Every entry has a key ending in ';' and most values end in one too, so half the
 	// ';' count sizes the arena well for real payloads; it is capped so that ';' inside
 	// long strings cannot inflate it.
@@ -310,12 +329,10 @@ func (d *decoder) value(v *Value, depth int) error {
 	return d.errAt(p, "unknown value type "+quoteByte(c))
 }
 
-// entries decodes n key/value pairs and the closing '}'. Pairs collect on the shared
-// stack and are copied into the arena once the count is proven, so a lying count
-// costs nothing.
 // body reads the ":{...}" of an array or object whose count n was read from s[cs:q]:
 // the count must fit in the bytes left (checked before anything is allocated) and the
-// nesting stays under the depth limit; p is where the value starts.
+// nesting stays under the depth limit; p is where the value starts, depth the levels
+// around it.
 func (d *decoder) body(p, cs, q, n, depth int, what, unit string) ([]Entry, error) {
 	s := d.s
 	if n > (len(s)-q)/minEntryLen {
@@ -327,15 +344,25 @@ func (d *decoder) body(p, cs, q, n, depth int, what, unit string) ([]Entry, erro
 		}
 		return nil, d.expect(q, "':'")
 	}
-	if depth >= d.maxDepth {
-		return nil, d.errAt(p, "nesting deeper than "+strconv.Itoa(d.maxDepth)+" levels")
+	// PHP checks its depth before the elements of an object (even an empty one) and
+	// of an array that has any; an empty array is never refused.
+	if depth >= d.maxDepth && (n > 0 || s[p] == 'O') {
+		kind := "array"
+		if s[p] == 'O' {
+			kind = "object"
+		}
+		return nil, d.errAt(p, kind+" nested "+strconv.Itoa(depth+1)+
+			" levels deep, deeper than the limit of "+strconv.Itoa(d.maxDepth)+" (PHP's unserialize_max_depth)")
 	}
 	d.pos = q + 2
 	return d.entries(n, depth+1)
 }
 
+// entries decodes n key/value pairs and the closing '}'. Pairs collect on the shared
+// stack and are copied into the arena once the count is proven, so a lying count
+// costs nothing.
 func (d *decoder) entries(n int, depth int) ([]Entry, error) {
-	if n <= directEntries {
+	if n <= directEntries && depth < directDepth {
 		return d.directEntries(n, depth)
 	}
 	base := len(d.stack)

@@ -210,30 +210,6 @@ func TestDecodeErrors(t *testing.T) {
 
 func itoa(n int) string { return string(IntKey(int64(n)).String()) }
 
-func TestDecodeDepthLimit(t *testing.T) {
-	nest := func(n int) string {
-		return strings.Repeat("a:1:{i:0;", n) + "N;" + strings.Repeat("}", n)
-	}
-	if _, err := DecodeString(nest(DefaultMaxDepth)); err != nil {
-		t.Fatalf("depth %d refused: %v", DefaultMaxDepth, err)
-	}
-	_, err := DecodeString(nest(DefaultMaxDepth + 1))
-	if err == nil || !strings.Contains(err.Error(), "nesting deeper than 512") {
-		t.Fatalf("depth %d: %v", DefaultMaxDepth+1, err)
-	}
-	if _, err := (Decoder{MaxDepth: 10}).DecodeString(nest(11)); err == nil {
-		t.Fatal("MaxDepth 10 not applied")
-	}
-	if _, err := (Decoder{MaxDepth: 1000}).DecodeString(nest(1000)); err != nil {
-		t.Fatalf("MaxDepth 1000: %v", err)
-	}
-	// Five million levels is refused quickly and without exhausting the stack.
-	big := strings.Repeat("a:1:{i:0;", 5_000_000)
-	if _, err := DecodeString(big); err == nil {
-		t.Fatal("5M levels accepted")
-	}
-}
-
 func TestDecodeEveryTruncationFails(t *testing.T) {
 	for _, g := range loadGoldens(t) {
 		for i := 0; i < len(g.ser); i++ {

@@ -10,7 +10,9 @@ import (
 
 // Encode writes v in PHP's serialize() format. It is the exact inverse of Decode:
 // Encode(Decode(b)) == b for all of serialize()'s output (numbers keep the spelling
-// they were decoded with; lengths written with leading zeros come back without).
+// they were decoded with; lengths written with leading zeros come back without). A
+// tree nested deeper than MaxDepthCeiling, which Decode never builds, is refused
+// rather than walked.
 func Encode(v *Value) ([]byte, error) { return AppendEncode(nil, v) }
 
 // AppendEncode is Encode appending to dst.
@@ -18,7 +20,7 @@ func AppendEncode(dst []byte, v *Value) ([]byte, error) {
 	if v == nil {
 		return dst, errors.New("phpser: Encode of a nil *Value")
 	}
-	out, err := encodeValue(dst, v)
+	out, err := encodeValue(dst, v, 0, MaxDepthCeiling)
 	if err != nil {
 		return dst, err
 	}
@@ -37,7 +39,9 @@ func appendLenQuoted(b []byte, tag string, s string) []byte {
 	return append(b, '"')
 }
 
-func encodeValue(b []byte, v *Value) ([]byte, error) {
+// encodeValue writes v, which is inside depth PHP levels, refusing to nest deeper than
+// limit levels (objects and non-empty arrays, as PHP counts them).
+func encodeValue(b []byte, v *Value, depth, limit int) ([]byte, error) {
 	switch v.kind {
 	case KindNull:
 		return append(b, 'N', ';'), nil
@@ -64,16 +68,22 @@ func encodeValue(b []byte, v *Value) ([]byte, error) {
 		return append(b, ';'), nil
 	case KindString:
 		return append(appendLenQuoted(b, "s:", v.str), ';'), nil
-	case KindArray:
-		b = append(b, 'a', ':')
-		return encodeEntries(b, v.ents())
-	case KindObject:
-		if !validClass(v.str) {
-			return b, errors.New("phpser: invalid class name " + strconv.Quote(v.str))
+	case KindArray, KindObject:
+		ents := v.ents()
+		if (len(ents) > 0 || v.kind == KindObject) && depth >= limit {
+			return b, errors.New("phpser: " + v.kind.String() + atOffset(v) + " nested " + strconv.Itoa(depth+1) +
+				" levels deep, deeper than the limit of " + strconv.Itoa(limit))
 		}
-		b = appendLenQuoted(b, "O:", v.str)
-		b = append(b, ':')
-		return encodeEntries(b, v.ents())
+		if v.kind == KindArray {
+			b = append(b, 'a', ':')
+		} else {
+			if !validClass(v.str) {
+				return b, errors.New("phpser: invalid class name " + strconv.Quote(v.str))
+			}
+			b = appendLenQuoted(b, "O:", v.str)
+			b = append(b, ':')
+		}
+		return encodeEntries(b, ents, depth+1, limit)
 	case KindCustom:
 		class, data := v.str[:v.num], v.str[v.num:]
 		if !validClass(class) {
@@ -106,7 +116,7 @@ func encodeValue(b []byte, v *Value) ([]byte, error) {
 	return b, errors.New("phpser: cannot encode value of " + v.kind.String())
 }
 
-func encodeEntries(b []byte, ents []Entry) ([]byte, error) {
+func encodeEntries(b []byte, ents []Entry, depth, limit int) ([]byte, error) {
 	b = strconv.AppendInt(b, int64(len(ents)), 10)
 	b = append(b, ':', '{')
 	var err error
@@ -119,7 +129,7 @@ func encodeEntries(b []byte, ents []Entry) ([]byte, error) {
 		} else {
 			b = append(appendLenQuoted(b, "s:", e.Key.str), ';')
 		}
-		if b, err = encodeValue(b, &e.Value); err != nil {
+		if b, err = encodeValue(b, &e.Value, depth, limit); err != nil {
 			return b, err
 		}
 	}

@@ -111,3 +111,70 @@ func ExampleMarshalReadable() {
 	// }
 	// "a:4:{s:3:\"job\";O:13:\"App\\Jobs\\Ping\":2:{s:4:\"host\";s:9:\"localhost\";s:5:\"ratio\";d:1;}s:4:\"tags\";a:2:{i:0;s:1:\"a\";i:1;s:1:\"b\";}s:4:\"mode\";E:14:\"App\\Mode:Quick\";s:3:\"bin\";s:2:\"\xff\x00\";}"
 }
+
+// ShipOrder declares the defaults of its PHP class:
+//
+//	class ShipOrder implements ShouldQueue {
+//	    use Queueable;                      // Illuminate\Foundation\Queue\Queueable (11.15+)
+//	    public $tries = 3;
+//	    public $backoff = [10, 60];
+//	    protected $carrier = 'dhl';
+//	    public function __construct(public int $orderId, public $note = null) {}
+//	}
+type ShipOrder struct {
+	Tries   int     `php:"tries,default=3"`
+	Backoff []int   `php:"backoff,default=[10,60]"`
+	Carrier string  `php:"carrier,protected,default=\"dhl\""`
+	OrderID int     `php:"orderId"`            // a typed promoted property has no default
+	Note    *string `php:"note,default=null"`  // an untyped one defaults to null
+	Queue   *string `php:"queue,default=null"` // one of Queueable's properties
+	Chained []any   `php:"chained,default=[]"` // another
+}
+
+func (ShipOrder) PHPClass() string { return `App\Jobs\ShipOrder` }
+
+func ExampleEncoder() {
+	// new ShipOrder(7) as Laravel 9.4+ serializes it: SerializesModels leaves out every
+	// property still at its declared default.
+	laravel94 := phpser.Encoder{OmitDefaults: true, ZeroMeansDefault: true}
+	b, _ := laravel94.Marshal(ShipOrder{OrderID: 7})
+	fmt.Printf("%q\n", b)
+
+	queue := "shipping"
+	b, _ = laravel94.Marshal(ShipOrder{OrderID: 7, Tries: 5, Queue: &queue})
+	fmt.Printf("%q\n", b)
+
+	// Laravel 8 writes every property; zero values still stand for the defaults.
+	b, _ = phpser.Encoder{ZeroMeansDefault: true}.Marshal(ShipOrder{OrderID: 7})
+	fmt.Printf("%q\n", b)
+	// Output:
+	// "O:18:\"App\\Jobs\\ShipOrder\":1:{s:7:\"orderId\";i:7;}"
+	// "O:18:\"App\\Jobs\\ShipOrder\":3:{s:5:\"tries\";i:5;s:7:\"orderId\";i:7;s:5:\"queue\";s:8:\"shipping\";}"
+	// "O:18:\"App\\Jobs\\ShipOrder\":7:{s:5:\"tries\";i:3;s:7:\"backoff\";a:2:{i:0;i:10;i:1;i:60;}s:10:\"\x00*\x00carrier\";s:3:\"dhl\";s:7:\"orderId\";i:7;s:4:\"note\";N;s:5:\"queue\";N;s:7:\"chained\";a:0:{}}"
+}
+
+func ExampleUnmarshal_classDefaults() {
+	// What Laravel 11 queues for new ShipOrder(7): only the property that has no default.
+	var job ShipOrder
+	if err := phpser.Unmarshal([]byte(`O:18:"App\Jobs\ShipOrder":1:{s:7:"orderId";i:7;}`), &job); err != nil {
+		panic(err)
+	}
+	// The rest is what PHP's unserialize() gives them: the class defaults.
+	fmt.Println(job.OrderID, job.Tries, job.Backoff, job.Carrier, job.Note, job.Chained)
+	// Output:
+	// 7 3 [10 60] dhl <nil> []
+}
+
+func ExampleDefaults() {
+	// The payload's maxTries comes from the job's $tries, even when SerializesModels
+	// left it out of the command.
+	d, err := phpser.Defaults(ShipOrder{})
+	if err != nil {
+		panic(err)
+	}
+	tries, _ := d.Prop("tries")
+	carrier, _ := d.Prop("carrier")
+	fmt.Println(d.Class(), d.Len(), tries.Int(), carrier.Str())
+	// Output:
+	// App\Jobs\ShipOrder 6 3 dhl
+}

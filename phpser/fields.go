@@ -46,8 +46,10 @@ type field struct {
 	objClass  string // class= : class Marshal writes for this field's struct/time value
 	key       []byte // the serialized property name, ready to append
 	depth     int
-	pos       int  // index in structInfo.fields
-	unique    bool // no other field has this plain name
+	pos       int    // index in structInfo.fields
+	unique    bool   // no other field has this plain name
+	def       *Value // the PHP default declared with default=, nil if none
+	defBytes  []byte // def encoded
 }
 
 // structInfo is the PHP view of a struct type, built once and cached.
@@ -57,6 +59,8 @@ type structInfo struct {
 	byName map[string][]int // plain name -> fields
 	fold   map[string]int   // lower-cased plain name -> untagged field
 	rest   int              // index of the rest field, -1 if none
+	defs   []int            // fields that declare a PHP default
+	err    error            // why the type cannot be mapped; cached like the rest
 }
 
 var structCache sync.Map // reflect.Type -> *structInfo
@@ -88,8 +92,18 @@ func cachedClassOf(t reflect.Type) string {
 
 func getStructInfo(t reflect.Type) (*structInfo, error) {
 	if si, ok := structCache.Load(t); ok {
-		return si.(*structInfo), nil
+		return si.(*structInfo), si.(*structInfo).err
 	}
+	si, err := buildStructInfo(t)
+	if err != nil {
+		si = &structInfo{err: err}
+	}
+	actual, _ := structCache.LoadOrStore(t, si)
+	si = actual.(*structInfo)
+	return si, si.err
+}
+
+func buildStructInfo(t reflect.Type) (*structInfo, error) {
 	si := &structInfo{class: phpClassOf(t), byName: map[string][]int{}, fold: map[string]int{}, rest: -1}
 	if err := si.collect(t, nil, si.class, 0, map[reflect.Type]bool{}); err != nil {
 		return nil, err
@@ -127,13 +141,15 @@ func getStructInfo(t reflect.Type) (*structInfo, error) {
 			}
 		}
 		f.key = append(appendLenQuoted(nil, "s:", MangleName(f.vis, f.class, f.name)), ';')
+		if f.def != nil {
+			si.defs = append(si.defs, i)
+		}
 	}
 	for i := range si.fields {
 		f := &si.fields[i]
 		f.unique = !f.rest && len(si.byName[f.name]) == 1
 	}
-	actual, _ := structCache.LoadOrStore(t, si)
-	return actual.(*structInfo), nil
+	return si, nil
 }
 
 func (si *structInfo) collect(t reflect.Type, index []int, declClass string, depth int, visiting map[reflect.Type]bool) error {
@@ -149,6 +165,15 @@ func (si *structInfo) collect(t reflect.Type, index []int, declClass string, dep
 			continue
 		}
 		name, opts, _ := strings.Cut(tag, ",")
+		// default= is the last option and takes the rest of the tag, commas and all:
+		// `php:"options,private,default={\"a\":1,\"b\":2}"`.
+		lit, hasDef := "", false
+		if j := strings.Index(","+opts, ",default="); j >= 0 {
+			lit, hasDef = opts[j+len("default="):], true
+			opts = opts[:max(j-1, 0)]
+		} else if strings.HasPrefix(name, "default=") {
+			return fmt.Errorf("phpser: field %s of %v: default= needs the property name first: `php:\"name,default=...\"` or `php:\",default=...\"`", sf.Name, t)
+		}
 		idx := append(append([]int(nil), index...), i)
 		if sf.Anonymous && name == "" && !strings.Contains(opts, "rest") {
 			et := sf.Type
@@ -156,6 +181,9 @@ func (si *structInfo) collect(t reflect.Type, index []int, declClass string, dep
 				et = et.Elem()
 			}
 			if et.Kind() == reflect.Struct && !isSpecialStruct(et) {
+				if hasDef {
+					return fmt.Errorf("phpser: embedded %v of %v: default= belongs on the fields of the embedded struct", sf.Type, t)
+				}
 				// Private properties of an embedded struct that names its own class are
 				// declared by that class, as with PHP inheritance.
 				dc := declClass
@@ -199,6 +227,15 @@ func (si *structInfo) collect(t reflect.Type, index []int, declClass string, dep
 		if f.rest && !restType(f.typ) {
 			return fmt.Errorf("phpser: rest field %s of %v must be []phpser.Entry or a map with string keys", sf.Name, t)
 		}
+		if hasDef {
+			if f.rest {
+				return fmt.Errorf("phpser: rest field %s of %v cannot have a default", sf.Name, t)
+			}
+			var err error
+			if f.def, f.defBytes, err = declaredDefault(t, sf, lit); err != nil {
+				return err
+			}
+		}
 		si.fields = append(si.fields, f)
 	}
 	return nil
@@ -237,10 +274,21 @@ type pathElem struct {
 	isIdx bool
 }
 
+// pathShown is how many steps of a long path an error shows at each end: a value
+// nested thousands of levels deep (or a Go pointer cycle) would otherwise make the
+// message thousands of steps long.
+const pathShown = 16
+
 func renderPath(root string, path []pathElem) string {
 	var b strings.Builder
 	b.WriteString(root)
-	for _, p := range path {
+	for i, p := range path {
+		if len(path) > 2*pathShown+1 && i >= pathShown && i < len(path)-pathShown {
+			if i == pathShown {
+				b.WriteString(".(" + strconv.Itoa(len(path)-2*pathShown) + " more levels)")
+			}
+			continue
+		}
 		if p.isIdx {
 			b.WriteByte('[')
 			b.WriteString(strconv.FormatInt(p.index, 10))

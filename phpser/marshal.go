@@ -2,7 +2,6 @@ package phpser
 
 import (
 	"cmp"
-	"errors"
 	"math"
 	"reflect"
 	"slices"
@@ -10,10 +9,6 @@ import (
 	"sync"
 	"time"
 )
-
-// maxMarshalDepth stops Marshal on Go values that point back at themselves: PHP has
-// references for that, Go pointers are written as copies.
-const maxMarshalDepth = 512
 
 // MarshalError reports a Go value Marshal cannot write.
 type MarshalError struct {
@@ -50,7 +45,9 @@ func (e *MarshalError) Error() string {
 //     `php:"options,private"` (mangled with the struct's class, or the class of the
 //     embedded struct that declares the field; `private=Other\Class` overrides), and
 //     `omitempty` skips zero values. Structs without PHPClass become arrays keyed by
-//     property name (they may not have protected or private fields).
+//     property name (they may not have protected or private fields). A last option
+//     `default=<JSON literal>` declares the PHP class default, which Encoder's options
+//     use; Marshal itself writes every field as it is.
 //   - string types with a PHPClass method become cases of that enum (E:).
 //   - time.Time becomes an Illuminate\Support\Carbon (or the field's `class=`).
 //   - maps become arrays sorted by key, so output is deterministic; Map keeps the
@@ -59,15 +56,53 @@ func (e *MarshalError) Error() string {
 //   - slices and arrays become lists (nil too: a:0:{}); []byte becomes a string.
 //   - nil pointers and interfaces become N;. Object, EnumCase, Custom and *Value are
 //     written as what they describe; Marshaler implementations write themselves.
-func Marshal(v any) ([]byte, error) { return AppendMarshal(nil, v) }
+//
+// Marshal refuses values nested deeper than PHP's unserialize() accepts (4096 levels,
+// counted as DefaultMaxDepth says), which also stops it on Go values that point back
+// at themselves: PHP has references for that, Go pointers are written as copies.
+func Marshal(v any) ([]byte, error) { return Encoder{}.AppendMarshal(nil, v) }
 
 // AppendMarshal is Marshal appending to dst.
-func AppendMarshal(dst []byte, v any) ([]byte, error) {
+func AppendMarshal(dst []byte, v any) ([]byte, error) { return Encoder{}.AppendMarshal(dst, v) }
+
+// Encoder is Marshal with options for the class defaults struct fields declare
+// (`php:"tries,default=3"`, see Value.Decode). The zero Encoder is Marshal.
+//
+// A dispatcher writing a command for a Laravel 9.4+ worker sets both: the Go struct
+// SendInvoice{OrderID: 7} then becomes what PHP's `new SendInvoice(7)` serializes to,
+// class defaults applied and left out.
+type Encoder struct {
+	// OmitDefaults leaves out every property whose value is identical (PHP's ===:
+	// same type and value, 0.0 === -0.0, arrays with the same keys, order and
+	// values) to the default its field declares, as Laravel's SerializesModels
+	// __serialize does from 9.4.0. PHP's unserialize() gives a property left out its
+	// declared default, so where the tags declare the PHP class's defaults the object
+	// PHP rebuilds is the same either way; only the bytes differ. It applies to the struct given to Marshal and to nested structs
+	// whose type's PHPSerializesModels (ModelSerializer) returns true; the root is
+	// left alone when it returns false, and other nested objects are written whole,
+	// as PHP's native serialize() writes them. Default false: every property is
+	// written, as Laravel up to 9.3 and PHP's native serialize() do.
+	OmitDefaults bool
+
+	// ZeroMeansDefault writes a field that declares a default and holds its Go zero
+	// value (0, "", false, nil pointer, slice, map or interface) as that default:
+	// SendInvoice{OrderID: 7} gets `public $tries = 3;` as `new SendInvoice(7)` does.
+	// A field that must be able to hold its zero value as well takes a pointer
+	// (*int with default=3: nil is 3, a pointer to 0 is 0). Fields tagged omitempty
+	// are left out when zero as before. Default false: zero values are written.
+	ZeroMeansDefault bool
+}
+
+// Marshal is the package's Marshal with the encoder's options.
+func (en Encoder) Marshal(v any) ([]byte, error) { return en.AppendMarshal(nil, v) }
+
+// AppendMarshal is Marshal appending to dst.
+func (en Encoder) AppendMarshal(dst []byte, v any) ([]byte, error) {
 	rv := reflect.ValueOf(v)
 	if !rv.IsValid() {
 		return append(dst, 'N', ';'), nil
 	}
-	e := encState{}
+	e := encState{omitDefaults: en.OmitDefaults, zeroMeansDefault: en.ZeroMeansDefault}
 	root := ""
 	if t := rv.Type(); t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct {
 		root = cachedClassOf(t.Elem())
@@ -93,7 +128,28 @@ func AppendMarshal(dst []byte, v any) ([]byte, error) {
 }
 
 type encState struct {
-	depth int
+	depth int // PHP levels open around the value: objects and non-empty arrays
+	ptrs  int // pointers followed, which PHP does not see as levels
+
+	omitDefaults, zeroMeansDefault bool
+}
+
+// enter opens a PHP level (an object, or an array with an element), refusing one PHP's
+// unserialize() would refuse.
+func (e *encState) enter(t reflect.Type) error {
+	if e.depth >= maxNesting {
+		return e.err(t, "nested "+strconv.Itoa(e.depth+1)+" levels deep, deeper than the "+
+			strconv.Itoa(maxNesting)+" PHP's unserialize() accepts (a cycle?)")
+	}
+	e.depth++
+	return nil
+}
+
+func (e *encState) leave() { e.depth-- }
+
+// value writes a *Value inside a Go value, its levels counted with the Go value's.
+func (e *encState) value(b []byte, v *Value) ([]byte, error) {
+	return encodeValue(b, v, e.depth, maxNesting)
 }
 
 func (e *encState) err(t reflect.Type, msg string) error {
@@ -154,12 +210,12 @@ func newTypeEncoder(t reflect.Type, objClass string) encoderFunc {
 			if rv.IsNil() {
 				return append(b, 'N', ';'), nil
 			}
-			return encodeValue(b, rv.Interface().(*Value))
+			return e.value(b, rv.Interface().(*Value))
 		}
 	case valueType:
 		return func(e *encState, b []byte, rv reflect.Value) ([]byte, error) {
 			v := rv.Interface().(Value)
-			return encodeValue(b, &v)
+			return e.value(b, &v)
 		}
 	case mapType:
 		return encodeOrderedMap
@@ -168,12 +224,12 @@ func newTypeEncoder(t reflect.Type, objClass string) encoderFunc {
 	case reflect.TypeFor[EnumCase]():
 		return func(e *encState, b []byte, rv reflect.Value) ([]byte, error) {
 			c := rv.Interface().(EnumCase)
-			return encodeValue(b, NewEnum(c.Class, c.Case))
+			return e.value(b, NewEnum(c.Class, c.Case))
 		}
 	case reflect.TypeFor[Custom]():
 		return func(e *encState, b []byte, rv reflect.Value) ([]byte, error) {
 			c := rv.Interface().(Custom)
-			return encodeValue(b, NewCustom(c.Class, c.Data))
+			return e.value(b, NewCustom(c.Class, c.Data))
 		}
 	}
 	switch t.Kind() {
@@ -239,12 +295,13 @@ func newTypeEncoder(t reflect.Type, objClass string) encoderFunc {
 			if rv.IsNil() {
 				return append(b, 'N', ';'), nil
 			}
-			e.depth++
-			if e.depth > maxMarshalDepth {
-				return b, e.err(t, "nested deeper than "+strconv.Itoa(maxMarshalDepth)+" (a pointer cycle?)")
+			// Only a cycle of pointers alone (type P *P) passes no PHP level.
+			e.ptrs++
+			if e.ptrs > MaxDepthCeiling {
+				return b, e.err(t, "more than "+strconv.Itoa(MaxDepthCeiling)+" pointers deep (a pointer cycle?)")
 			}
 			b, err := typeEncoder(elem)(e, b, rv.Elem())
-			e.depth--
+			e.ptrs--
 			return b, err
 		}
 	case reflect.Interface:
@@ -279,7 +336,7 @@ func encodeMarshaler(e *encState, b []byte, rv reflect.Value) ([]byte, error) {
 	if v == nil {
 		return append(b, 'N', ';'), nil
 	}
-	return encodeValue(b, v)
+	return e.value(b, v)
 }
 
 func newListEncoder(t reflect.Type) encoderFunc {
@@ -289,6 +346,12 @@ func newListEncoder(t reflect.Type) encoderFunc {
 		b = append(b, 'a', ':')
 		b = strconv.AppendInt(b, int64(n), 10)
 		b = append(b, ':', '{')
+		if n == 0 {
+			return append(b, '}'), nil
+		}
+		if err := e.enter(t); err != nil {
+			return b, err
+		}
 		enc := typeEncoder(elem)
 		var err error
 		for i := 0; i < n; i++ {
@@ -298,6 +361,7 @@ func newListEncoder(t reflect.Type) encoderFunc {
 				return b, marshalAt(err, pathElem{index: int64(i), isIdx: true})
 			}
 		}
+		e.leave()
 		return append(b, '}'), nil
 	}
 }
@@ -354,6 +418,12 @@ func newMapEncoder(t reflect.Type) encoderFunc {
 		b = append(b, 'a', ':')
 		b = strconv.AppendInt(b, int64(len(items)), 10)
 		b = append(b, ':', '{')
+		if len(items) == 0 {
+			return append(b, '}'), nil
+		}
+		if err := e.enter(t); err != nil {
+			return b, err
+		}
 		enc := typeEncoder(t.Elem())
 		var err error
 		for _, it := range items {
@@ -369,6 +439,7 @@ func newMapEncoder(t reflect.Type) encoderFunc {
 				return b, marshalAt(err, seg)
 			}
 		}
+		e.leave()
 		return append(b, '}'), nil
 	}
 }
@@ -383,6 +454,12 @@ func encodeOrderedMap(e *encState, b []byte, rv reflect.Value) ([]byte, error) {
 	b = append(b, 'a', ':')
 	b = strconv.AppendInt(b, int64(len(m)), 10)
 	b = append(b, ':', '{')
+	if len(m) == 0 {
+		return append(b, '}'), nil
+	}
+	if err := e.enter(mapType); err != nil {
+		return b, err
+	}
 	var err error
 	for _, it := range m {
 		if it.Key.isInt {
@@ -395,6 +472,7 @@ func encodeOrderedMap(e *encState, b []byte, rv reflect.Value) ([]byte, error) {
 			return b, marshalAt(err, keySeg(it.Key))
 		}
 	}
+	e.leave()
 	return append(b, '}'), nil
 }
 
@@ -428,6 +506,12 @@ func encodeAny(e *encState, b []byte, x any) ([]byte, error) {
 		b = append(b, 'a', ':')
 		b = strconv.AppendInt(b, int64(len(v)), 10)
 		b = append(b, ':', '{')
+		if len(v) == 0 {
+			return append(b, '}'), nil
+		}
+		if err := e.enter(anyType); err != nil {
+			return b, err
+		}
 		var err error
 		for i, el := range v {
 			b = append(strconv.AppendInt(append(b, 'i', ':'), int64(i), 10), ';')
@@ -435,6 +519,7 @@ func encodeAny(e *encState, b []byte, x any) ([]byte, error) {
 				return b, marshalAt(err, pathElem{index: int64(i), isIdx: true})
 			}
 		}
+		e.leave()
 		return append(b, '}'), nil
 	}
 	rv := reflect.ValueOf(x)
@@ -455,6 +540,9 @@ func encodeObject(e *encState, b []byte, rv reflect.Value) ([]byte, error) {
 	b = append(b, ':')
 	b = strconv.AppendInt(b, int64(len(names)), 10)
 	b = append(b, ':', '{')
+	if err := e.enter(rv.Type()); err != nil {
+		return b, err
+	}
 	var err error
 	for _, k := range names {
 		b = append(appendLenQuoted(b, "s:", k), ';')
@@ -462,177 +550,6 @@ func encodeObject(e *encState, b []byte, rv reflect.Value) ([]byte, error) {
 			return b, marshalAt(err, pathElem{name: k})
 		}
 	}
+	e.leave()
 	return append(b, '}'), nil
-}
-
-func newStructEncoder(t reflect.Type, objClass string) encoderFunc {
-	si, err := getStructInfo(t)
-	if err != nil {
-		return func(e *encState, b []byte, rv reflect.Value) ([]byte, error) { return b, err }
-	}
-	class := cmpOr(objClass, si.class)
-	encs := make([]encoderFunc, len(si.fields))
-	for i := range si.fields {
-		f := &si.fields[i]
-		switch {
-		case f.rest:
-		case f.objClass != "":
-			encs[i] = newTypeEncoder(f.typ, f.objClass)
-			if f.typ.Kind() == reflect.Pointer {
-				inner := newTypeEncoder(f.typ.Elem(), f.objClass)
-				encs[i] = func(e *encState, b []byte, rv reflect.Value) ([]byte, error) {
-					if rv.IsNil() {
-						return append(b, 'N', ';'), nil
-					}
-					return inner(e, b, rv.Elem())
-				}
-			}
-		default:
-			encs[i] = typeEncoder(f.typ)
-		}
-	}
-	// Keys of private fields mangled with the struct's own class are only known now.
-	keys := make([][]byte, len(si.fields))
-	var keyErr error
-	for i := range si.fields {
-		f := &si.fields[i]
-		c := f.class
-		if f.vis == Private && c == "" {
-			c = class
-		}
-		if f.vis == Private && c == "" && keyErr == nil {
-			keyErr = errors.New("private property " + strconv.Quote(f.name) + " needs a declaring class: give " + t.String() + " a PHPClass method or tag the field private=Class")
-		}
-		if class == "" && f.vis != Public && keyErr == nil {
-			keyErr = errors.New("field " + f.name + " of " + t.String() + " is " + f.vis.String() + " but the struct has no PHPClass, so it is written as an array")
-		}
-		if class == "" {
-			keys[i] = appendArrayKey(nil, f.name)
-		} else {
-			keys[i] = append(appendLenQuoted(nil, "s:", MangleName(f.vis, c, f.name)), ';')
-		}
-	}
-	// Without omitempty, rest fields or embedded pointers the property count is fixed.
-	fixed := true
-	for i := range si.fields {
-		f := &si.fields[i]
-		if f.omitEmpty || f.rest || viaPointer(t, f.index) {
-			fixed = false
-		}
-	}
-	return func(e *encState, b []byte, rv reflect.Value) ([]byte, error) {
-		if keyErr != nil {
-			return b, e.err(t, keyErr.Error())
-		}
-		// The count comes first in the stream, so find what will be written.
-		n := len(si.fields)
-		var restV reflect.Value
-		if !fixed {
-			n = 0
-			for i := range si.fields {
-				f := &si.fields[i]
-				fv, ok := fieldForRead(rv, f.index)
-				switch {
-				case !ok:
-				case f.rest:
-					restV = fv
-					n += fv.Len()
-				case f.omitEmpty && fv.IsZero():
-				default:
-					n++
-				}
-			}
-		}
-		if class != "" {
-			b = appendLenQuoted(b, "O:", class)
-			b = append(b, ':')
-		} else {
-			b = append(b, 'a', ':')
-		}
-		b = strconv.AppendInt(b, int64(n), 10)
-		b = append(b, ':', '{')
-		var err error
-		for i := range si.fields {
-			f := &si.fields[i]
-			if f.rest {
-				continue
-			}
-			fv, ok := fieldForRead(rv, f.index)
-			if !ok || (f.omitEmpty && fv.IsZero()) {
-				continue
-			}
-			b = append(b, keys[i]...)
-			if b, err = encs[i](e, b, fv); err != nil {
-				return b, marshalAt(err, pathElem{name: f.name})
-			}
-		}
-		if restV.IsValid() && restV.Len() > 0 {
-			if b, err = encodeRest(e, b, restV); err != nil {
-				return b, err
-			}
-		}
-		return append(b, '}'), nil
-	}
-}
-
-// viaPointer reports whether reaching the field goes through an embedded pointer.
-func viaPointer(t reflect.Type, index []int) bool {
-	for _, x := range index[:len(index)-1] {
-		f := t.Field(x)
-		if f.Type.Kind() == reflect.Pointer {
-			return true
-		}
-		t = f.Type
-	}
-	return false
-}
-
-// fieldForRead walks to a promoted field; false when an embedded pointer is nil.
-func fieldForRead(v reflect.Value, index []int) (reflect.Value, bool) {
-	if len(index) == 1 {
-		return v.Field(index[0]), true
-	}
-	for i, x := range index {
-		if i > 0 && v.Kind() == reflect.Pointer {
-			if v.IsNil() {
-				return v, false
-			}
-			v = v.Elem()
-		}
-		v = v.Field(x)
-	}
-	return v, true
-}
-
-func encodeRest(e *encState, b []byte, rv reflect.Value) ([]byte, error) {
-	var err error
-	if rv.Type() == entrySliceType {
-		for _, en := range rv.Interface().([]Entry) {
-			if en.Key.isInt {
-				b = strconv.AppendInt(append(b, 'i', ':'), en.Key.num, 10)
-				b = append(b, ';')
-			} else {
-				b = append(appendLenQuoted(b, "s:", en.Key.str), ';')
-			}
-			if b, err = encodeValue(b, &en.Value); err != nil {
-				return b, err
-			}
-		}
-		return b, nil
-	}
-	keys := make([]string, 0, rv.Len())
-	for _, k := range rv.MapKeys() {
-		keys = append(keys, k.String())
-	}
-	slices.Sort(keys)
-	enc := typeEncoder(rv.Type().Elem())
-	for _, k := range keys {
-		b = append(appendLenQuoted(b, "s:", k), ';')
-		kv := reflect.New(rv.Type().Key()).Elem()
-		kv.SetString(k)
-		if b, err = enc(e, b, rv.MapIndex(kv)); err != nil {
-			return b, marshalAt(err, pathElem{name: k})
-		}
-	}
-	return b, nil
 }

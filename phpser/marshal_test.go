@@ -164,7 +164,7 @@ func TestMarshalErrors(t *testing.T) {
 		{uint64(math.MaxUint64), "does not fit PHP's int64"},
 		{make(chan int), "unsupported type"},
 		{map[float64]int{1: 1}, "map keys must be strings or integers"},
-		{l, "nested deeper than 512"},
+		{l, "nested 4097 levels deep, deeper than the 4096 PHP's unserialize() accepts (a cycle?)"},
 		{suit("not a case"), "is not a PHP identifier"},
 		{Object{Class: "bad class"}, "invalid class name"},
 	}

@@ -122,8 +122,9 @@ func (w *readableWriter) value(v *Value) error {
 				return nil
 			}
 		}
-		if len(w.active) >= maxNesting {
-			return errors.New("phpser: references nest deeper than " + strconv.Itoa(maxNesting) + " levels")
+		if len(w.active) > maxNesting {
+			return errors.New("phpser: reference" + atOffset(v) + " is " + strconv.Itoa(len(w.active)) +
+				" levels deep; references are followed only up to " + strconv.Itoa(maxNesting))
 		}
 		w.inRef++
 		err := w.value(t)
@@ -377,4 +378,12 @@ func appendJSONString(b []byte, s string) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
+}
+
+// atOffset returns " at offset N" for a decoded value, "" for a built one.
+func atOffset(v *Value) string {
+	if off, ok := v.Offset(); ok {
+		return " at offset " + strconv.Itoa(off)
+	}
+	return ""
 }

@@ -84,16 +84,28 @@ func (p *readableParser) value(depth int) (Value, error) {
 		return Value{}, p.expected("a JSON value")
 	}
 	switch c := p.s[p.i]; {
-	case c == '{':
-		if depth >= DefaultMaxDepth {
-			return Value{}, p.errf("nesting deeper than " + strconv.Itoa(DefaultMaxDepth) + " levels")
+	case c == '{' || c == '[':
+		// depth counts the JSON objects and arrays around this one. Every one of them
+		// that has a member is a PHP level (an object, or an array with an element),
+		// so the PHP depth limit is checked once the value is built and known to be
+		// such a level; the innermost one may be an empty array or a marker, which
+		// PHP does not count, hence one JSON level more.
+		if depth > DefaultMaxDepth {
+			return Value{}, p.errf("JSON nested deeper than " + strconv.Itoa(DefaultMaxDepth+1) + " levels")
 		}
-		return p.object(depth + 1)
-	case c == '[':
-		if depth >= DefaultMaxDepth {
-			return Value{}, p.errf("nesting deeper than " + strconv.Itoa(DefaultMaxDepth) + " levels")
+		start := p.i
+		var v Value
+		var err error
+		if c == '{' {
+			v, err = p.object(depth + 1)
+		} else {
+			v, err = p.list(depth + 1)
 		}
-		return p.list(depth + 1)
+		if err == nil && depth >= DefaultMaxDepth && (v.kind == KindObject || (v.kind == KindArray && v.num > 0)) {
+			return Value{}, &SyntaxError{Offset: start, Msg: v.kind.String() + " nested " + strconv.Itoa(depth+1) +
+				" levels deep, deeper than the limit of " + strconv.Itoa(DefaultMaxDepth) + " (PHP's unserialize_max_depth)"}
+		}
+		return v, err
 	case c == '"':
 		s, err := p.str()
 		if err != nil {

@@ -248,7 +248,9 @@ func TestUnmarshalReadableErrors(t *testing.T) {
 		{`{"@class":"C","@enum":"A:B"}`, "@enum cannot be combined", 14},
 		{`{"@recursion":"X"}`, "cannot be rebuilt", 1},
 		{`{"@binary:!!":1}`, `key "@binary:!!" is not base64`, 1},
-		{strings.Repeat("[", 513) + strings.Repeat("]", 513), "nesting deeper than 512", 512},
+		{strings.Repeat("[", 4097) + "1" + strings.Repeat("]", 4097), "array nested 4097 levels deep, deeper than the limit of 4096", 4096},
+		{strings.Repeat(`{"@class":"A","p":`, 4097) + "1" + strings.Repeat("}", 4097), "object nested 4097 levels deep", 4096 * 18},
+		{strings.Repeat("[", 4098) + strings.Repeat("]", 4098), "JSON nested deeper than 4097 levels", 4097},
 	}
 	for _, c := range cases {
 		_, err := UnmarshalReadable([]byte(c.in))
@@ -257,7 +259,26 @@ func TestUnmarshalReadableErrors(t *testing.T) {
 			t.Errorf("UnmarshalReadable(%.40q) = %v; want %q at %d", c.in, err, c.msg, c.off)
 		}
 	}
-	if _, err := UnmarshalReadable([]byte(strings.Repeat("[", 512) + strings.Repeat("]", 512))); err != nil {
-		t.Errorf("depth 512: %v", err)
+	// PHP's own limits (see TestDecodeDepthMatchesPHP): 4096 levels, an empty array
+	// not counted.
+	for _, ok := range []string{
+		strings.Repeat("[", 4096) + "1" + strings.Repeat("]", 4096),
+		strings.Repeat("[", 4097) + strings.Repeat("]", 4097),
+		strings.Repeat("[", 4096) + `{"@enum":"A:B"}` + strings.Repeat("]", 4096),
+		strings.Repeat(`{"@class":"A","p":`, 4096) + "{}" + strings.Repeat("}", 4096),
+	} {
+		v, err := UnmarshalReadable([]byte(ok))
+		if err != nil {
+			t.Errorf("UnmarshalReadable(%.40q...): %v", ok, err)
+			continue
+		}
+		// What the readable form accepts, PHP accepts: Decode applies PHP's limit.
+		b, err := Encode(v)
+		if err == nil {
+			_, err = Decode(b)
+		}
+		if err != nil {
+			t.Errorf("%.40q...: %v", ok, err)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package phpser
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"reflect"
 	"slices"
@@ -17,9 +18,12 @@ import (
 // gigabytes, as PHP itself never does because it shares the target.
 const MaxRefExpansion = 1 << 20
 
-// maxNesting bounds how deeply values nest once references are followed (the tree
-// itself is bounded by Decoder.MaxDepth, but a reference can lead into another deep
-// subtree). It is PHP's own unserialize_max_depth.
+// maxNesting bounds how deeply values nest once references are followed: the tree
+// itself is bounded by Decoder.MaxDepth, but each reference is expanded into a copy of
+// its target, which may be another deep subtree. A reference is followed only while
+// no more than maxNesting containers are open around it, PHP's own
+// unserialize_max_depth, so every reference of a payload PHP accepts is followed and
+// the expansion nests at most about twice that deep.
 const maxNesting = 4096
 
 // UnmarshalTypeError reports a PHP value that does not fit the Go value it should
@@ -117,6 +121,9 @@ func (dc Decoder) Unmarshal(data []byte, v any) error {
 //     0..n-1 in order), map[string]any (other arrays), Object, EnumCase or Custom.
 //     Map keeps order and int keys when a caller needs them.
 //   - *Value gets the node itself; Unmarshaler implementations get it too.
+//   - a field tagged with a class default (`php:"tries,default=3"`) whose property an
+//     object lacks gets that default, as PHP's unserialize() gives it; an array has no
+//     class and so no defaults. Fields without one are left as they are.
 //   - null leaves the zero value. References are followed; one that leads back into
 //     a value being mapped (a cycle) leaves the zero value.
 func (v *Value) Decode(target any) error {
@@ -204,8 +211,8 @@ func (m *mapper) decodeWith(v *Value, rv reflect.Value, dec decoderFunc) error {
 			rv.SetZero()
 			return nil
 		}
-		if len(m.active) >= maxNesting {
-			return m.typeErr(v, nil, "references nest deeper than "+strconv.Itoa(maxNesting)+" levels")
+		if len(m.active) > maxNesting {
+			return m.typeErr(v, nil, "reference is "+strconv.Itoa(len(m.active))+" levels deep; references are followed only up to "+strconv.Itoa(maxNesting))
 		}
 		m.inRef++
 		err = m.decodeWith(t, rv, dec)
@@ -609,9 +616,12 @@ func newStructDecoder(t reflect.Type) decoderFunc {
 		return func(m *mapper, v *Value, rv reflect.Value) error { return err }
 	}
 	decs := make([]decoderFunc, len(si.fields))
+	retains := make([]bool, len(si.fields))
 	for i := range si.fields {
 		if !si.fields[i].rest {
-			decs[i] = typeDecoder(si.fields[i].typ)
+			ft := si.fields[i].typ
+			decs[i] = typeDecoder(ft)
+			retains[i] = ft == valuePtrType || ft.Implements(unmarshalerType) || reflect.PointerTo(ft).Implements(unmarshalerType)
 		}
 	}
 	return func(m *mapper, v *Value, rv reflect.Value) error {
@@ -626,6 +636,17 @@ func newStructDecoder(t reflect.Type) decoderFunc {
 		m.enter(v)
 		ents := v.ents()
 		hint := 0
+		// PHP creates the object with every declared default before it sets the
+		// properties in the stream; fields that declare one and get no property take
+		// it afterwards (arrays have no class, so no defaults).
+		var seenBuf [4]uint64
+		var seen []uint64
+		if len(si.defs) > 0 && v.kind == KindObject {
+			seen = seenBuf[:]
+			if n := (len(si.fields) + 63) / 64; n > len(seenBuf) {
+				seen = make([]uint64, n)
+			}
+		}
 		for i := range ents {
 			e := &ents[i]
 			var (
@@ -662,6 +683,32 @@ func newStructDecoder(t reflect.Type) decoderFunc {
 				return at(err, pathElem{name: name})
 			}
 			hint = f.pos + 1
+			if seen != nil {
+				seen[f.pos/64] |= 1 << (f.pos % 64)
+			}
+		}
+		for _, pos := range si.defs {
+			if seen == nil {
+				break
+			}
+			if seen[pos/64]&(1<<(pos%64)) != 0 {
+				continue
+			}
+			f := &si.fields[pos]
+			fv, err := fieldByIndex(rv, f.index)
+			if err == nil {
+				def := f.def
+				if retains[pos] {
+					// The field keeps the node itself: give it its own, not the
+					// type's cached default.
+					c := *def
+					def = &c
+				}
+				err = m.decodeWith(def, fv, decs[pos])
+			}
+			if err != nil {
+				return fmt.Errorf("phpser: default of %v.%s: %w", t, f.name, err)
+			}
 		}
 		m.leave()
 		return nil

@@ -561,9 +561,12 @@ func (v *Value) AppendProp(vis Visibility, name string, x *Value) {
 
 // Equal reports whether a and b are the same PHP value tree: same kinds, scalars,
 // classes, keys and order. Number spelling, offsets and resolved targets are ignored
-// (references compare by index). NaN equals NaN.
-func Equal(a, b *Value) bool {
-	if a.kind != b.kind {
+// (references compare by index). NaN equals NaN. Trees nested deeper than
+// MaxDepthCeiling, which Decode never builds, are not walked and compare unequal.
+func Equal(a, b *Value) bool { return equal(a, b, 0) }
+
+func equal(a, b *Value, depth int) bool {
+	if a.kind != b.kind || depth > MaxDepthCeiling {
 		return false
 	}
 	switch a.kind {
@@ -585,7 +588,7 @@ func Equal(a, b *Value) bool {
 		}
 		ae, be := a.ents(), b.ents()
 		for i := range ae {
-			if ae[i].Key != be[i].Key || !Equal(&ae[i].Value, &be[i].Value) {
+			if ae[i].Key != be[i].Key || !equal(&ae[i].Value, &be[i].Value, depth+1) {
 				return false
 			}
 		}
