@@ -1,14 +1,17 @@
 package peers
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/laraq/laraq/internal/testenv"
 )
@@ -116,4 +119,84 @@ func TestPeerRoundTrip(t *testing.T) {
 		}
 		cache.Del(ctx, got.RedisKey)
 	})
+}
+
+// TestEveryShapeRunsOnItsRelease: each release's PHP worker runs every payload shape
+// capture/shapes.json captures from it (listeners, notifications, mail and broadcasts
+// included) and empties every queue; the missing model is deleted without running
+// (deleteWhenMissingModels) or fails into failed_jobs (without it).
+func TestEveryShapeRunsOnItsRelease(t *testing.T) {
+	srv := testenv.RedisServer(t)
+	testenv.ForEachMajor(t, func(t *testing.T, major int) {
+		ctx := context.Background()
+		client := srv.Client(t, 0)
+		prefix := testenv.Prefix(t)
+		record := filepath.Join(t.TempDir(), "record.jsonl")
+		php := testenv.PHPEnv{Major: major, Redis: srv, Prefix: prefix, Record: record, FailedDB: testenv.SQLite(t)}
+		php.Run(t, nil, "failed_op.php", "migrate")
+		want := map[string]int{} // records expected per shape
+		var requests []string
+		var shapes []string
+		for _, s := range testenv.CaptureSpecs(t) {
+			if !slices.Contains(s.Majors, major) {
+				continue
+			}
+			n := 1
+			switch s.Shape {
+			case "bus-chain", "chain":
+				n = 3
+			case "batch":
+				n = 2
+			case "missing-models", "missing-kept":
+				n = 0
+			}
+			want[s.Shape] = n
+			requests = append(requests, string(compact(t, s.Request)))
+			shapes = append(shapes, s.Shape)
+		}
+		php.Dispatch(t, nil, requests...)
+		// A minute ahead, so the delayed shape (delay 10) is due.
+		later := "--now=" + strconv.FormatInt(time.Now().Unix()+60, 10)
+		php.Run(t, nil, "work.php", "--stop-when-empty", "--sleep=0", "--tries=1", "--queue=default,emails,listeners", later)
+		recs := testenv.ReadRecords(t, record)
+		handled := 0
+		for _, r := range recs {
+			if r.Event == "handle" {
+				handled++
+			}
+		}
+		total := 0
+		for _, n := range want {
+			total += n
+		}
+		if handled != total {
+			t.Errorf("%d handle records for %d shapes %v, want %d", handled, len(shapes), shapes, total)
+			for _, r := range recs {
+				t.Logf("%s %s %s", r.Kind, r.Event, r.Class)
+			}
+		}
+		var rows []struct {
+			Payload string `json:"payload_b64"`
+		}
+		if err := json.Unmarshal(php.Run(t, nil, "failed_op.php", "list"), &rows); err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) != 1 {
+			t.Errorf("failed_jobs has %d rows, want 1 (the kept missing model)", len(rows))
+		} else if p, _ := base64.StdEncoding.DecodeString(rows[0].Payload); !strings.Contains(string(p), `KeptMissingModelJob`) {
+			t.Errorf("failed row is %.120s, want the KeptMissingModelJob", p)
+		}
+		keys, _ := testenv.Keys(ctx, client, prefix)
+		if len(keys) != 0 {
+			t.Errorf("keys left: %v", keys)
+		}
+	})
+}
+
+func compact(t *testing.T, raw []byte) []byte {
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
 }
