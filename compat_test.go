@@ -3,12 +3,10 @@ package laraq_test
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -16,7 +14,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/laraq/laraq"
 
@@ -29,7 +26,7 @@ import (
 
 var (
 	update  = flag.Bool("update", false, "rewrite the golden files in testdata/laravel-payloads/decoded")
-	capture = flag.Bool("capture", false, "capture the Laravel 8 payloads from the PHP peer again and rebuild the newer-version ones (needs php and redis-server)")
+	capture = flag.Bool("capture", false, "capture the L<major>-* payloads again from the Laravel 8.83, 10, 11, 12 and 13 peers (needs php and redis-server)")
 )
 
 // expect is one row of the compatibility matrix: what laraq must do with a payload.
@@ -90,16 +87,75 @@ var matrix = map[string]expect{
 	"L8-onqueue":    {runs: 1, php: true},
 	"L8-string":     {runs: 1, php: true},
 	"L8-string-r":   {runs: 1, php: true},
+}
 
-	"L9.4-models":        {runs: 1, models: 1},
-	"L9.26-collection":   {runs: 1, models: 1},
-	"L11-context":        {runs: 1},
-	"L11.2-queueable":    {runs: 1},
-	"L12.11-delayed":     {runs: 1},
-	"L12.11-string":      {runs: 1},
-	"L12.51-batch":       {runs: 1},
-	"L12.51-batch-r":     {runs: 1},
-	"L13-missing-models": {runs: 1, models: 1},
+// capturedShapes are the rows of the payloads captured from each release by
+// testdata/laravel-payloads/capture/shapes.json (L<major>-<shape>, and <id>-r for their
+// reserved copies), on every major a shape is captured from. The L8 files of the shapes
+// above keep their own rows.
+var capturedShapes = map[string]expect{
+	"plain":          {runs: 1},
+	"visibility":     {runs: 1},
+	"carbon":         {runs: 1},
+	"meta":           {runs: 1},
+	"delayed":        {runs: 1},
+	"string":         {runs: 1},
+	"defaults":       {runs: 1, php: true},
+	"meta-defaults":  {runs: 1, php: true},
+	"meta-methods":   {runs: 1, php: true},
+	"attributes":     {runs: 1},
+	"models":         {runs: 1, php: true, models: 2},
+	"missing-models": {runs: 1, models: 1},
+	"missing-kept":   {runs: 1, models: 1},
+	"stub":           {runs: 1, models: 1},
+	"bus-chain":      {runs: 3},
+	"listener":       {runs: 1},
+	"notification":   {runs: 1, models: 1},
+	"mail":           {runs: 1},
+	"broadcast":      {runs: 1},
+	"batch":          {runs: 1},
+	"unique":         {runs: 1, php: true},
+	"context":        {runs: 1},
+}
+
+func init() {
+	b, err := os.ReadFile(filepath.Join(payloadDir(), "capture", "shapes.json"))
+	if err != nil {
+		panic(err)
+	}
+	var f struct {
+		Shapes []struct {
+			Shape    string
+			Majors   []int
+			Reserved bool
+			Dir      string
+		}
+	}
+	if err := json.Unmarshal(b, &f); err != nil {
+		panic(fmt.Sprintf("capture/shapes.json: %v", err))
+	}
+	for _, s := range f.Shapes {
+		row, ok := capturedShapes[s.Shape]
+		if s.Dir != "" {
+			continue // not for laraq's own tests (encrypted commands)
+		}
+		for _, major := range s.Majors {
+			id := testenv.MajorName(major) + "-" + s.Shape
+			if _, done := matrix[id]; done {
+				continue
+			}
+			if !ok {
+				panic("capture/shapes.json: no matrix row for shape " + s.Shape)
+			}
+			// Only the 8.83 peer runs a released copy: the PHP run below boots Debian's.
+			r := row
+			r.php = r.php && major == 8
+			matrix[id] = r
+			if s.Reserved {
+				matrix[id+"-r"] = r
+			}
+		}
+	}
 }
 
 func payloadDir() string { return testenv.Testdata("laravel-payloads") }
@@ -369,74 +425,27 @@ func runReleasedOnPHP(t *testing.T, srv *testenv.Redis, raw []byte, env *payload
 	}
 }
 
-// capturedRequests are the dispatch.php requests whose payloads the Laravel 8 peer
-// writes for testdata/laravel-payloads (id → request); reserved lists those whose
-// reserved copy, made by Laravel's pop script, is kept too.
-var capturedRequests = map[string]string{
-	"L8-plain":      `{"class":"App\\Jobs\\PlainJob","props":{"name":"Grüße, 世界 😀 \u2028 \"q\" / \\ end","count":42,"ratio":0.1,"flag":true,"nothing":null,"tags":["a","b"],"meta":{"k":"v","n":1,"10":"ten","list":[1.5,"x"],"empty":[]}}}`,
-	"L8-visibility": `{"class":"App\\Jobs\\VisibilityJob","props":{"pub":"p","\u0000*\u0000prot":7,"\u0000App\\Jobs\\VisibilityJob\u0000priv":[1,{"a":null}]}}`,
-	"L8-nested":     `{"class":"App\\Jobs\\NestedJob","props":{"list":[1,[2,[3,[]]]],"map":{"10":"ten","x":{"y":"z"},"-1":false},"object":{"@class":"App\\Support\\Address","street":"Hauptstraße 1","\u0000*\u0000zip":"10115","\u0000App\\Support\\Address\u0000geo":[52.52,13.405]},"deep":{"a":{"b":{"c":{"d":[true]}}}},"text":"line1\nline2\ttab"}}`,
-	"L8-numbers":    `{"class":"App\\Jobs\\NumbersJob","props":{"negZero":-0.0,"big":1e100,"tenth":0.1,"maxInt":9223372036854775807,"minInt":-9223372036854775808,"floats":[1.0,2.5,-3.25e-10,1.7976931348623157e308,5e-324]}}`,
-	"L8-model":      `{"class":"App\\Jobs\\ModelJob","props":{"user":{"@class":"App\\Models\\User","exists":true,"\u0000*\u0000attributes":{"id":3,"name":"user3","email":"user3@example.com"},"\u0000*\u0000original":{"id":3,"name":"user3","email":"user3@example.com"}},"note":"welcome"}}`,
-	"L8-carbon":     `{"class":"App\\Jobs\\CarbonJob","props":{"when":{"@class":"Illuminate\\Support\\Carbon","date":"2024-05-06 07:08:09.123456","timezone_type":3,"timezone":"Europe/Berlin"},"date":{"@class":"DateTimeImmutable","date":"1999-12-31 23:59:59.000000","timezone_type":3,"timezone":"UTC"}}}`,
-	"L8-enum":       `{"class":"App\\Jobs\\EnumJob","props":{"status":{"@enum":"App\\Enums\\Status:Active"},"suit":{"@enum":"App\\Enums\\Suit:Spades"},"typed":{"@enum":"App\\Enums\\Status:Suspended"}}}`,
-	"L8-named":      `{"class":"App\\Jobs\\NamedJob","props":{"name":"nightly export"}}`,
-	"L8-meta":       `{"class":"App\\Jobs\\MetaJob","props":{"tries":4,"maxExceptions":2,"backoff":[1,5,10],"timeout":30,"failOnTimeout":true,"retryUntil":{"@class":"Illuminate\\Support\\Carbon","date":"2100-01-01 00:00:00.000000","timezone_type":3,"timezone":"UTC"},"label":"meta"}}`,
-	"L8-reverse":    `{"class":"App\\Jobs\\ReverseTraitsJob","props":{"userId":5}}`,
-	"L8-chain":      `{"class":"App\\Jobs\\ChainStep","props":{"step":1},"chain":[{"class":"App\\Jobs\\ChainStep","props":{"step":2}},{"class":"App\\Jobs\\ChainStep","props":{"step":3}}]}`,
-	"L8-delayed":    `{"class":"App\\Jobs\\PlainJob","props":{"name":"later","count":0,"ratio":-2.5,"flag":true,"nothing":null,"tags":["d"],"meta":{"0":"zero"}},"delay":10}`,
-	"L8-onqueue":    `{"class":"App\\Jobs\\PlainJob","props":{"name":"on its own queue","count":-1,"ratio":1e-7,"flag":false,"nothing":null,"tags":[],"meta":{}},"queue":"emails"}`,
-	"L8-string":     `{"string_job":"App\\Jobs\\StringJobs@deletes","data":{"a":[1,2],"u":"ü","empty":[]}}`,
-}
-
-var capturedReserved = []string{"L8-plain", "L8-numbers", "L8-model", "L8-string"}
-
-// capturePayloads rewrites the L8-* files from the Laravel 8 peer (dispatch.php, then
-// Laravel's pop script for the reserved copies) and the newer-version files from
-// build_newer.php (with a reserved copy of L12.51-batch).
+// capturePayloads rewrites every captured file (testdata/laravel-payloads/capture/shapes.json)
+// from the release it comes from: the queued bytes from dispatch.php, the reserved copies
+// from that release's own pop script. The L8 files are left alone when only their random
+// job id and uuid would change (8.83 has no hook to seed them).
 func capturePayloads(t *testing.T) {
-	testenv.NeedPHP(t)
 	srv := testenv.RedisServer(t)
-	write := func(id string, b []byte) {
-		if err := os.WriteFile(filepath.Join(payloadDir(), id+".json"), b, 0o644); err != nil {
-			t.Fatal(err)
+	for _, major := range testenv.Majors {
+		testenv.NeedPeer(t, major)
+		for _, c := range testenv.CapturePayloads(t, srv, major) {
+			file := filepath.Join(payloadDir(), c.File)
+			if old, err := os.ReadFile(file); err == nil &&
+				bytes.Equal(testenv.NormalizeCapture(major, old), testenv.NormalizeCapture(major, c.Bytes)) {
+				continue
+			}
+			if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(file, c.Bytes, 0o644); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
-	reserve := func(php testenv.PHPEnv, queue string) []byte {
-		var popped struct{ Reserved string }
-		if err := json.Unmarshal(php.Run(t, nil, "queue_op.php", "--queue="+queue, "pop-script"), &popped); err != nil {
-			t.Fatal(err)
-		}
-		b, err := base64.StdEncoding.DecodeString(popped.Reserved)
-		if err != nil || len(b) == 0 {
-			t.Fatalf("pop-script: %q %v", popped.Reserved, err)
-		}
-		return b
-	}
-	now := strconv.FormatInt(time.Now().Unix(), 10)
-	for id, req := range capturedRequests {
-		php := testenv.PHPEnv{Redis: srv, Prefix: testenv.Prefix(t)}
-		var line struct {
-			Payload, Queue, Error string
-		}
-		if err := json.Unmarshal(php.Run(t, []byte(req+"\n"), "dispatch.php", "--now="+now), &line); err != nil || line.Error != "" {
-			t.Fatalf("%s: dispatch.php: %v %s", id, err, line.Error)
-		}
-		write(id, []byte(line.Payload))
-		if slices.Contains(capturedReserved, id) {
-			write(id+"-r", reserve(php, line.Queue))
-		}
-	}
-	out, err := exec.Command("php", filepath.Join(payloadDir(), "build_newer.php"), payloadDir()).CombinedOutput()
-	if err != nil {
-		t.Fatalf("build_newer.php: %v\n%s", err, out)
-	}
-	php := testenv.PHPEnv{Redis: srv, Prefix: testenv.Prefix(t)}
-	batch, err := os.ReadFile(filepath.Join(payloadDir(), "L12.51-batch.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	php.Run(t, batch, "queue_op.php", "push")
-	write("L12.51-batch-r", reserve(php, "default"))
 	fmt.Println("captured; run the tests again (the payloads are embedded at build time)")
 }

@@ -47,11 +47,17 @@ var (
 // skip elsewhere.
 func PeersDir(t testing.TB) string {
 	t.Helper()
-	unpackOnce.Do(func() { unpacked, unpackErr = unpackPeers() })
-	if unpackErr != nil {
-		Need(t, false, "Laravel peers: %v", unpackErr)
+	dir, err := peersDir()
+	if err != nil {
+		Need(t, false, "Laravel peers: %v", err)
 	}
-	return unpacked
+	return dir
+}
+
+// peersDir unpacks the peers once per test binary and returns their directory.
+func peersDir() (string, error) {
+	unpackOnce.Do(func() { unpacked, unpackErr = unpackPeers() })
+	return unpacked, unpackErr
 }
 
 func unpackPeers() (string, error) {

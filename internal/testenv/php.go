@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,7 +18,7 @@ var (
 )
 
 // NeedPHP makes sure php-cli with the redis extension and Laravel 8's queue components is
-// installed: a failure in CI, a skip elsewhere.
+// installed: a failure in CI, a skip elsewhere. NeedPeer checks any major of the matrix.
 func NeedPHP(t testing.TB) {
 	t.Helper()
 	phpOnce.Do(func() {
@@ -37,17 +38,28 @@ func NeedPHP(t testing.TB) {
 	}
 }
 
-// PHPEnv describes how the PHP harness (testdata/php/bootstrap.php) connects.
+// PHPEnv describes which Laravel release the PHP harness (testdata/php/bootstrap.php) boots
+// and how it connects. Every script of testdata/php runs unchanged on every major:
+//
+//	out := testenv.PHPEnv{Major: 12, Redis: r, Prefix: p}.Run(t, stdin, "dispatch.php")
+//
+// Call NeedPeer(t, major) first (ForEachMajor does), so that a major that cannot boot is a
+// failure in CI and a skip elsewhere rather than a PHP error.
 type PHPEnv struct {
+	// Major is the Laravel major: 0 or 8 for Debian's 8.83 packages, 10, 11, 12 or 13 for the
+	// shared peers (10.50.3, 11.56.0, 12.67.0, 13.26.1).
+	Major int
+	// Tree picks another unpacked tree of that major: "13.4" boots 13.4.0 (LARAQ_PEER_TREE).
+	Tree        string
 	Redis       *Redis
 	DB          int    // Redis database of the queue connection
 	CacheDB     int    // Redis database of the cache connection (default 1 when zero and CacheDBSet is false)
-	Prefix      string // connection prefix (options.prefix)
+	Prefix      string // connection prefix (options.prefix); "" is none on every major
 	Client      string // "phpredis" (default) or "predis"
-	CachePrefix string // cache store prefix (default laravel_cache)
+	CachePrefix string // cache store prefix (default: the major's skeleton, PeerInfo.CachePrefix)
 	RetryAfter  int    // seconds; default 90
 	BlockFor    *int   // nil: never block
-	FailedDB    string // sqlite path or mysql:// / pgsql:// spec for the failed-job provider
+	FailedDB    string // sqlite path or mysql:// / pgsql:// spec for the failed-job provider and job_batches
 	Record      string // file the test jobs append records to
 	Extra       map[string]string
 }
@@ -56,6 +68,14 @@ type PHPEnv struct {
 func (e PHPEnv) Environ() []string {
 	env := os.Environ()
 	set := func(k, v string) { env = append(env, k+"="+v) }
+	// Always set, so that a value inherited from the caller's shell never picks the release.
+	set("LARAQ_PEER_MAJOR", strconv.Itoa(e.major()))
+	set("LARAQ_PEER_TREE", e.Tree)
+	if e.major() >= 10 {
+		dir, _ := peersDir() // NeedPeer reports the error; bootstrap_peer.php names what is missing
+		set("LARAQ_PEERS_DIR", dir)
+		set("LARAQ_PEER_HARNESS", filepath.Join(LaravelPeerDir(), "harness"))
+	}
 	if e.Redis != nil {
 		set("LARAQ_REDIS_HOST", "127.0.0.1")
 		set("LARAQ_REDIS_PORT", strconv.Itoa(e.Redis.Port))
@@ -89,6 +109,13 @@ func (e PHPEnv) Environ() []string {
 		set(k, v)
 	}
 	return env
+}
+
+func (e PHPEnv) major() int {
+	if e.Major == 0 {
+		return 8
+	}
+	return e.Major
 }
 
 // Command builds (without starting) `php testdata/php/<script> args...`.

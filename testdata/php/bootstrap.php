@@ -1,203 +1,29 @@
 <?php
-// Boots the pieces of a Laravel 8 application that the queue needs, without a full app:
-// container, config, Redis (phpredis or predis), queue manager, events, bus, cache and the
-// database failed-job provider. Debian's php-illuminate-* packages provide the classes.
+// Boots the queue side of a Laravel application for the interop scripts of this directory,
+// on the Laravel release LARAQ_PEER_MAJOR names:
+//   unset, 0 or 8  Debian's php-illuminate-* 8.83 packages (bootstrap_l8.php)
+//   10 11 12 13    the unmodified src/Illuminate tree of that major from the shared peers,
+//                  booted by their harness (bootstrap_peer.php); LARAQ_PEER_TREE=13.4 picks
+//                  another unpacked tree of the major (laravel-13.4/)
+// Either way the scripts get the same functions (laraq_boot, laraq_env, laraq_record,
+// laraq_db_config) and the same environment variables (bootstrap_l8.php lists them), with
+// the same meaning on every major: LARAQ_REDIS_PREFIX is the connection prefix as given
+// ('' = none), LARAQ_FAILED_DB the failed_jobs (and job_batches) database, and so on. The
+// constants LARAQ_PEER_MAJOR (8, 10..13) and LARAQ_PEER_TAG ("v12.67.0"; "v8.83" for
+// Debian's) say which release runs.
 //
-// Everything is configured through environment variables so the Go tests can point PHP at
-// the same redis-server and key prefix they use:
-//   LARAQ_REDIS_HOST (127.0.0.1)  LARAQ_REDIS_PORT (6379)  LARAQ_REDIS_DB (0)
-//   LARAQ_REDIS_PREFIX ('')       LARAQ_REDIS_CLIENT (phpredis|predis)
-//   LARAQ_CACHE_DB (1)            LARAQ_CACHE_PREFIX (laravel_cache)
-//   LARAQ_RETRY_AFTER (90)        LARAQ_BLOCK_FOR ('' = null)
-//   LARAQ_FAILED_DB ('' = none; a sqlite file path, or a PDO-style spec mysql://… / pgsql://…)
-//   LARAQ_FAILED_TABLE (failed_jobs)  LARAQ_APP_TIMEZONE (UTC)
-//   LARAQ_RECORD (file the test jobs append their JSON records to)
+// The Go tests set these variables through internal/testenv's PHPEnv{Major: N}.
 error_reporting(E_ALL & ~E_DEPRECATED);
 
-require_once 'Illuminate/Config/autoload.php';
-require_once 'Illuminate/Queue/autoload.php';
-require_once 'Illuminate/Redis/autoload.php';
-require_once 'Illuminate/Events/autoload.php';
-require_once 'Illuminate/Bus/autoload.php';
-require_once 'Illuminate/Cache/autoload.php';
-require_once 'Illuminate/Database/autoload.php';
-if (stream_resolve_include_path('Predis/autoload.php')) {
-    require_once 'Predis/autoload.php';
-}
-
-use Illuminate\Bus\Dispatcher as BusDispatcher;
-use Illuminate\Cache\CacheManager;
-use Illuminate\Container\Container;
-use Illuminate\Contracts\Bus\Dispatcher as BusDispatcherContract;
-use Illuminate\Contracts\Bus\QueueingDispatcher;
-use Illuminate\Contracts\Debug\ExceptionHandler;
-use Illuminate\Database\Capsule\Manager as DB;
-use Illuminate\Events\Dispatcher as EventDispatcher;
-use Illuminate\Queue\Capsule\Manager as Queue;
-use Illuminate\Queue\Failed\DatabaseUuidFailedJobProvider;
-use Illuminate\Queue\Failed\NullFailedJobProvider;
-use Illuminate\Redis\RedisManager;
-use Illuminate\Support\Facades\Facade;
-
-function laraq_env(string $name, $default = null)
-{
-    $v = getenv($name);
-    return ($v === false || $v === '') ? $default : $v;
-}
-
-/** Prints an exception as the tests want to see it and keeps the worker going. */
-final class LaraqExceptionHandler implements ExceptionHandler
-{
-    public array $reported = [];
-    public function report(Throwable $e) { $this->reported[] = $e; fwrite(STDERR, 'reported: ' . get_class($e) . ': ' . $e->getMessage() . "\n"); }
-    public function shouldReport(Throwable $e) { return true; }
-    public function render($request, Throwable $e) { throw $e; }
-    public function renderForConsole($output, Throwable $e) { fwrite(STDERR, (string) $e . "\n"); }
-}
-
-/** Boots the container once and returns it. */
-function laraq_boot(): Container
-{
-    static $app = null;
-    if ($app !== null) {
-        return $app;
-    }
-    $app = new Container();
-    Container::setInstance($app);
-    Facade::setFacadeApplication($app);
-    $app->instance(Container::class, $app);
-    $app->instance(\Illuminate\Contracts\Container\Container::class, $app);
-
-    $redisConn = [
-        'host' => laraq_env('LARAQ_REDIS_HOST', '127.0.0.1'),
-        'port' => (int) laraq_env('LARAQ_REDIS_PORT', 6379),
-        'password' => null,
-        'database' => (int) laraq_env('LARAQ_REDIS_DB', 0),
-    ];
-    $cacheConn = $redisConn;
-    $cacheConn['database'] = (int) laraq_env('LARAQ_CACHE_DB', 1);
-    $blockFor = laraq_env('LARAQ_BLOCK_FOR');
-    $config = new \Illuminate\Config\Repository([
-        'app' => ['name' => 'laravel', 'timezone' => laraq_env('LARAQ_APP_TIMEZONE', 'UTC')],
-        'database' => [
-            'redis' => [
-                'client' => laraq_env('LARAQ_REDIS_CLIENT', 'phpredis'),
-                'options' => ['prefix' => laraq_env('LARAQ_REDIS_PREFIX', '')],
-                'default' => $redisConn,
-                'cache' => $cacheConn,
-            ],
-        ],
-        'cache' => [
-            'default' => 'redis',
-            'stores' => ['redis' => ['driver' => 'redis', 'connection' => 'cache', 'lock_connection' => 'default']],
-            'prefix' => laraq_env('LARAQ_CACHE_PREFIX', 'laravel_cache'),
-        ],
-        'queue' => [
-            'default' => 'redis',
-            'connections' => [
-                'redis' => [
-                    'driver' => 'redis',
-                    'connection' => 'default',
-                    'queue' => 'default',
-                    'retry_after' => (int) laraq_env('LARAQ_RETRY_AFTER', 90),
-                    'block_for' => $blockFor === null ? null : (int) $blockFor,
-                    'after_commit' => false,
-                ],
-            ],
-        ],
-    ]);
-    $app->instance('config', $config);
-    date_default_timezone_set($config->get('app.timezone'));
-
-    $events = new EventDispatcher($app);
-    $app->instance('events', $events);
-    $app->instance(\Illuminate\Contracts\Events\Dispatcher::class, $events);
-
-    $redis = new RedisManager($app, $config->get('database.redis.client'), $config->get('database.redis'));
-    $app->instance('redis', $redis);
-    $app->instance(\Illuminate\Contracts\Redis\Factory::class, $redis);
-
-    $cache = new CacheManager($app);
-    $app->instance('cache', $cache);
-    $app->instance(\Illuminate\Contracts\Cache\Factory::class, $cache);
-    $app->instance(\Illuminate\Contracts\Cache\Repository::class, $cache->store());
-    $app->instance('cache.store', $cache->store());
-
-    $queue = new Queue($app);
-    $queue->addConnection($config->get('queue.connections.redis'), 'redis');
-    $queue->getQueueManager()->setDefaultDriver('redis');
-    $queue->setAsGlobal();
-    $app->instance('queue', $queue->getQueueManager());
-    $app->instance(\Illuminate\Contracts\Queue\Factory::class, $queue->getQueueManager());
-    $app->bind('queue.connection', fn () => $queue->getQueueManager()->connection());
-
-    $bus = new BusDispatcher($app, fn ($connection = null) => $queue->getQueueManager()->connection($connection));
-    $app->instance(BusDispatcher::class, $bus);
-    $app->instance(BusDispatcherContract::class, $bus);
-    $app->instance(QueueingDispatcher::class, $bus);
-
-    $handler = new LaraqExceptionHandler();
-    $app->instance(ExceptionHandler::class, $handler);
-
-    $failedSpec = laraq_env('LARAQ_FAILED_DB');
-    if ($failedSpec !== null) {
-        $db = new DB($app);
-        $db->addConnection(laraq_db_config($failedSpec));
-        $db->setEventDispatcher($events);
-        $db->setAsGlobal();
-        $app->instance('db', $db->getDatabaseManager());
-        $app->instance('queue.failer', new DatabaseUuidFailedJobProvider(
-            $db->getDatabaseManager(), 'default', laraq_env('LARAQ_FAILED_TABLE', 'failed_jobs')));
+(function () {
+    $major = (int) (getenv('LARAQ_PEER_MAJOR') ?: 8);
+    if ($major === 0 || $major === 8) {
+        require_once __DIR__ . '/bootstrap_l8.php';
+    } elseif (in_array($major, [10, 11, 12, 13], true)) {
+        require_once __DIR__ . '/bootstrap_peer.php';
     } else {
-        $app->instance('queue.failer', new NullFailedJobProvider());
+        fwrite(STDERR, "bootstrap.php: LARAQ_PEER_MAJOR=$major: want 8, 10, 11, 12 or 13\n");
+        exit(2);
     }
-    return $app;
-}
-
-/** Turns LARAQ_FAILED_DB into an Illuminate database connection config. */
-function laraq_db_config(string $spec): array
-{
-    if (preg_match('~^(mysql|pgsql|postgres)://(?:([^:@]*)(?::([^@]*))?@)?([^:/]+)(?::(\d+))?/(.+)$~', $spec, $m)) {
-        $driver = $m[1] === 'mysql' ? 'mysql' : 'pgsql';
-        return [
-            'driver' => $driver, 'host' => $m[4], 'port' => $m[5] ?: ($driver === 'mysql' ? 3306 : 5432),
-            'database' => $m[6], 'username' => urldecode($m[2] ?? ''), 'password' => urldecode($m[3] ?? ''),
-            'charset' => $driver === 'mysql' ? 'utf8mb4' : 'utf8', 'collation' => $driver === 'mysql' ? 'utf8mb4_unicode_ci' : null,
-            'prefix' => '', 'schema' => 'public', 'sslmode' => 'disable',
-        ];
-    }
-    return ['driver' => 'sqlite', 'database' => preg_replace('~^sqlite:~', '', $spec), 'prefix' => '', 'foreign_key_constraints' => false];
-}
-
-if (! function_exists('app')) {
-    function app($abstract = null, array $parameters = [])
-    {
-        $c = Container::getInstance();
-        return $abstract === null ? $c : $c->make($abstract, $parameters);
-    }
-}
-
-if (! function_exists('dispatch')) {
-    /** Laravel's helper, reduced to what chains need: dispatch now, through the bus. */
-    function dispatch($job)
-    {
-        return app(BusDispatcherContract::class)->dispatch($job);
-    }
-}
-
-if (! function_exists('now')) {
-    function now($tz = null)
-    {
-        return \Illuminate\Support\Carbon::now($tz);
-    }
-}
-
-/** Appends one JSON line to the LARAQ_RECORD file (the test jobs' way of saying what they got). */
-function laraq_record(array $row): void
-{
-    $file = laraq_env('LARAQ_RECORD');
-    if ($file === null) {
-        return;
-    }
-    file_put_contents($file, json_encode($row, JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE | JSON_PRESERVE_ZERO_FRACTION | JSON_PARTIAL_OUTPUT_ON_ERROR) . "\n", FILE_APPEND | LOCK_EX);
-}
+})();
+require_once __DIR__ . '/bootstrap_common.php';

@@ -1,5 +1,5 @@
 <?php
-// Drives Laravel 8's own failed-job provider and queue commands against the database in
+// Drives the failed-job provider and queue commands of the release bootstrap.php boots against the database in
 // LARAQ_FAILED_DB, so the Go tests can check both directions: rows Go wrote, read by PHP,
 // and rows PHP wrote, read by Go.
 //
@@ -24,7 +24,9 @@ use Illuminate\Support\Carbon;
 use Symfony\Component\Console\Input\ArrayInput;
 use Symfony\Component\Console\Output\BufferedOutput;
 
-require_once 'Illuminate/Console/autoload.php';
+if (LARAQ_PEER_MAJOR < 10) {
+    require_once 'Illuminate/Console/autoload.php'; // the 10-13 trees autoload their own
+}
 
 $app = laraq_boot();
 $table = laraq_env('LARAQ_FAILED_TABLE', 'failed_jobs');
@@ -64,8 +66,9 @@ function laraq_out($v): void
 $op = $argv[1] ?? '';
 switch ($op) {
     case 'migrate':
-        // The columns of Illuminate/Queue/Console/stubs/failed_jobs.stub (8.x), or of the
-        // 5.5–7.x stub for the legacy driver.
+        // The columns of Illuminate/Queue/Console/stubs/failed_jobs.stub (8.x-10.x; the
+        // 11.x+ skeleton's jobs migration has the same), or of the 5.5–7.x stub for the
+        // legacy driver.
         $app['db']->connection('default')->getSchemaBuilder()->create($table, function (Blueprint $t) use ($legacy) {
             if ($legacy) {
                 $t->bigIncrements('id');

@@ -1,5 +1,6 @@
 <?php
-// Laravel 8 job classes for the interop tests: real Illuminate\Bus\Queueable,
+// Job classes for the interop tests, loadable on every release bootstrap.php boots (8.83,
+// 10-13): real Illuminate\Bus\Queueable,
 // Illuminate\Queue\InteractsWithQueue and Illuminate\Queue\SerializesModels, an Eloquent
 // model, PHP 8.1 enums. dispatch.php and work.php require this file and then every
 // testdata/php/jobs_*.php, so more classes can live in files of their own.
@@ -43,11 +44,37 @@ namespace {
     use Illuminate\Container\Container;
     use Illuminate\Database\Capsule\Manager as Capsule;
 
-    /** Sets up the SQLite database App\Models\User reads; call after laraq_boot(). */
-    function laraq_models_boot(): void
+    /**
+     * Registers a callback laraq_jobs_boot() runs with the container: jobs_*.php files use it
+     * to bind what their classes need (event listeners, a mail factory).
+     */
+    function laraq_on_jobs_boot(callable $fn): void
+    {
+        $GLOBALS['laraq_jobs_boot_hooks'][] = $fn;
+    }
+
+    /** Sets up the models' database and runs the jobs files' hooks; call after laraq_boot(). */
+    function laraq_jobs_boot(): void
     {
         static $done = false;
         if ($done) {
+            return;
+        }
+        $done = true;
+        laraq_models_boot();
+        foreach ($GLOBALS['laraq_jobs_boot_hooks'] ?? [] as $fn) {
+            $fn(laraq_boot());
+        }
+    }
+
+    /**
+     * Sets up the SQLite database App\Models\User reads; call after laraq_boot(). The 10-13
+     * harness seeds the same table on the same connection name itself.
+     */
+    function laraq_models_boot(): void
+    {
+        static $done = false;
+        if ($done || LARAQ_PEER_MAJOR >= 10) {
             return;
         }
         $done = true;

@@ -1,7 +1,7 @@
 <?php
-// Reads and writes Laravel 8's cache store (bootstrap.php: Redis store on connection
-// "cache", database LARAQ_CACHE_DB, prefix LARAQ_CACHE_PREFIX under LARAQ_REDIS_PREFIX),
-// the way queue:restart, queue:pause and the worker do.
+// Reads and writes the cache store of the release bootstrap.php boots (Redis store on
+// connection "cache", database LARAQ_CACHE_DB, prefix LARAQ_CACHE_PREFIX under
+// LARAQ_REDIS_PREFIX), the way queue:restart, queue:pause and the worker do.
 //
 //   php ops_cache.php get KEY             {"value": Cache::get(KEY), "redis_key": "<physical key>"}
 //   php ops_cache.php forever KEY JSON    Cache::forever(KEY, json_decode(JSON))
@@ -16,7 +16,7 @@ $out = function ($v) {
 };
 switch ($op) {
     case 'get':
-        $out(['value' => $cache->get($key), 'redis_key' => laraq_env('LARAQ_REDIS_PREFIX', '') . $cache->getStore()->getPrefix() . $key]);
+        $out(['value' => $cache->get($key), 'redis_key' => laraq_redis_prefix() . $cache->getStore()->getPrefix() . $key]);
         break;
     case 'forever':
         $cache->forever($key, json_decode($argv[3] ?? 'null', true, 512, JSON_THROW_ON_ERROR));

@@ -1,6 +1,7 @@
 <?php
-// Performs ONE operation with Laravel's own Illuminate\Queue\RedisQueue (queue connection
-// "redis" of bootstrap.php) or its cache store, so tests can compare the Redis state PHP
+// Performs ONE operation with the real Illuminate\Queue\RedisQueue of the release
+// bootstrap.php boots (LARAQ_PEER_MAJOR: 8.83 or 10-13; queue connection "redis") or its
+// cache store, so tests can compare the Redis state PHP
 // leaves with the state laraq leaves. Connection settings come from bootstrap.php's
 // environment variables (LARAQ_REDIS_PREFIX, LARAQ_REDIS_CLIENT, …).
 //
@@ -127,7 +128,13 @@ switch ($op) {
         break;
     case 'pause':
     case 'resume':
-        $key = 'illuminate:queue:paused:' . ($args[0] ?? queue_op_fail("$op needs a connection name")) . ':' . $queueName;
+        $conn = $args[0] ?? queue_op_fail("$op needs a connection name");
+        if (method_exists(app('queue'), $op)) {
+            app('queue')->$op($conn, $queueName); // 12.40+: QueueManager::pause / resume
+            break;
+        }
+        // Before 12.40 no release writes it; the key 12.40+ uses, through the same store.
+        $key = 'illuminate:queue:paused:' . $conn . ':' . $queueName;
         $op === 'pause' ? app('cache')->store()->forever($key, true) : app('cache')->store()->forget($key);
         break;
     case 'exception':

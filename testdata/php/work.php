@@ -1,6 +1,9 @@
 <?php
-// Runs Laravel 8's own Illuminate\Queue\Worker the way `php artisan queue:work` does,
-// against the Redis and cache of bootstrap.php (LARAQ_* environment variables).
+// Runs the real Illuminate\Queue\Worker of the release bootstrap.php boots (8.83, or
+// 10-13 with LARAQ_PEER_MAJOR) the way `php artisan queue:work` does, against the Redis and
+// cache of bootstrap.php (LARAQ_* environment variables). The Worker's constructor and
+// WorkerOptions' first eleven arguments are the same on 8.83 through 13.x, and so is
+// WorkCommand's wiring reproduced here (events, failed-job logging, setCache).
 //
 // usage: php work.php [CONNECTION] [--queue=a,b] [--once] [--stop-when-empty]
 //          [--tries=1] [--backoff=0] [--timeout=60] [--sleep=3] [--rest=0]
@@ -37,7 +40,7 @@ use Illuminate\Support\Carbon;
 use Illuminate\Support\Facades\Facade;
 
 $app = laraq_boot();
-laraq_models_boot();
+laraq_jobs_boot();
 
 $opts = [
     'queue' => null, 'once' => false, 'stop-when-empty' => false, 'tries' => '1', 'backoff' => '0',

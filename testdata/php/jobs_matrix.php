@@ -1,0 +1,330 @@
+<?php
+// Job classes of the release matrix {8.83, 10, 11, 12, 13}: one class per payload shape a
+// Laravel app queues. Loaded by dispatch.php and work.php after jobs.php on every major;
+// a class whose trait or interface the booted release lacks is simply not declared
+// (class_exists/interface_exists/trait_exists guards), so the file loads everywhere.
+// Every handle() appends a record through laraq_record (jobs.php's laraq_job_record for
+// jobs; kinds "listener", "notification", "mail", "broadcast" for the others).
+//
+// Jobs (namespace App\Jobs\Matrix, all ShouldQueue):
+//   DefaultsJob        use InteractsWithQueue, Queueable, SerializesModels; class defaults
+//                      tries = 3, label = 'default', count = 0, protected secret = 'keep',
+//                      private hidden = [1]; public changed. 9.x+ SerializesModels leaves
+//                      out every property still equal to its default (8.83 keeps them).
+//   MetaDefaultsJob    tries = 4, backoff = [3, 10], timeout = 30, maxExceptions = 2,
+//                      failOnTimeout = true as class defaults; retryUntil() = now + 100 years.
+//   MetaMethodsJob     backoff() = [1, 5, 10] and retryUntil() = now + 50 years as methods.
+//   AttributeMetaJob   13.x queue attributes #[Tries(5)], #[Backoff(2, 4)], #[Timeout(45)],
+//                      #[MaxExceptions(3)], #[FailOnTimeout]: metadata on 13, none before.
+//   ModelsJob          SerializesModels with one model (user) and an Eloquent collection (users).
+//   MissingModelJob    deleteWhenMissingModels = true; user (dispatch it with a model the
+//                      worker cannot find: the job is deleted, not failed).
+//   KeptMissingModelJob deleteWhenMissingModels = false; the same job fails instead.
+//   StubJob            11+ `make:job` stub: use Illuminate\Foundation\Queue\Queueable; public
+//                      $tries = 3; constructor property promotion (public User $user, public
+//                      string $note = 'hello', protected int $count = 0).
+//   BatchedJob         use Batchable (Bus::batch); n.
+//   SecretJob          ShouldBeEncrypted; secret.
+//   UniqueJob          ShouldBeUnique; orderId, uniqueFor = 60, uniqueId() = orderId.
+//   (ChainStep, PlainJob, Scripted, StringJobs of jobs.php cover chains, delays, failures
+//    and string jobs.)
+// Events, listeners, notifications, mail:
+//   App\Events\OrderShipped          plain event: orderId, user (SerializesModels).
+//   App\Listeners\SendShipmentNotice queued listener (ShouldQueue, InteractsWithQueue) of
+//                                    OrderShipped, queue 'listeners', tries = 2.
+//   App\Events\PriceChanged          ShouldBroadcast on channel 'prices'; price. Its
+//                                    broadcastWith() records when BroadcastEvent runs.
+//   App\Notifications\InvoicePaid    queued notification (Queueable); amount; via() is the
+//                                    RecordingChannel class, which records the delivery.
+//   App\Mail\WelcomeMail             queued mailable (Queueable, SerializesModels); user;
+//                                    build() sets an html body. PHP delivers it through
+//                                    LaraqRecordingMailer (bound as the mail factory by
+//                                    laraq_jobs_boot), which records instead of sending.
+
+namespace App\Jobs\Matrix {
+    use App\Jobs\RecordsWhatItGot;
+    use Illuminate\Bus\Queueable;
+    use Illuminate\Contracts\Queue\ShouldQueue;
+    use Illuminate\Queue\InteractsWithQueue;
+    use Illuminate\Queue\SerializesModels;
+
+    class DefaultsJob implements ShouldQueue
+    {
+        use InteractsWithQueue, Queueable, SerializesModels, RecordsWhatItGot;
+
+        public $tries = 3;
+        public $label = 'default';
+        public $count = 0;
+        public $changed;
+        protected $secret = 'keep';
+        private $hidden = [1];
+    }
+
+    class MetaDefaultsJob implements ShouldQueue
+    {
+        use InteractsWithQueue, Queueable, RecordsWhatItGot;
+
+        public $tries = 4;
+        public $backoff = [3, 10];
+        public $timeout = 30;
+        public $maxExceptions = 2;
+        public $failOnTimeout = true;
+        public $label;
+
+        public function retryUntil()
+        {
+            // Far enough ahead that a fixture captured at a fixed clock stays runnable.
+            return \Illuminate\Support\Carbon::now()->addYears(100);
+        }
+    }
+
+    class MetaMethodsJob implements ShouldQueue
+    {
+        use InteractsWithQueue, Queueable, RecordsWhatItGot;
+
+        public $label;
+
+        public function backoff()
+        {
+            return [1, 5, 10];
+        }
+
+        public function retryUntil()
+        {
+            return \Illuminate\Support\Carbon::now()->addYears(50);
+        }
+    }
+
+    // Attributes naming classes a release lacks are never instantiated there: PHP only
+    // resolves them on ReflectionAttribute::newInstance(), which only 13.x calls.
+    #[\Illuminate\Queue\Attributes\Tries(5)]
+    #[\Illuminate\Queue\Attributes\Backoff(2, 4)]
+    #[\Illuminate\Queue\Attributes\Timeout(45)]
+    #[\Illuminate\Queue\Attributes\MaxExceptions(3)]
+    #[\Illuminate\Queue\Attributes\FailOnTimeout]
+    class AttributeMetaJob implements ShouldQueue
+    {
+        use InteractsWithQueue, Queueable, RecordsWhatItGot;
+
+        public $label;
+    }
+
+    class ModelsJob implements ShouldQueue
+    {
+        use InteractsWithQueue, Queueable, SerializesModels, RecordsWhatItGot;
+
+        public $user;
+        public $users;
+        public $note;
+    }
+
+    class MissingModelJob implements ShouldQueue
+    {
+        use InteractsWithQueue, Queueable, SerializesModels, RecordsWhatItGot;
+
+        public $deleteWhenMissingModels = true;
+        public $user;
+    }
+
+    class KeptMissingModelJob implements ShouldQueue
+    {
+        use InteractsWithQueue, Queueable, SerializesModels, RecordsWhatItGot;
+
+        public $deleteWhenMissingModels = false;
+        public $user;
+    }
+
+    if (trait_exists(\Illuminate\Foundation\Queue\Queueable::class)) {
+        class StubJob implements ShouldQueue
+        {
+            use \Illuminate\Foundation\Queue\Queueable, RecordsWhatItGot;
+
+            public $tries = 3;
+
+            public function __construct(
+                public \App\Models\User $user,
+                public string $note = 'hello',
+                protected int $count = 0,
+            ) {
+            }
+        }
+    }
+
+    class BatchedJob implements ShouldQueue
+    {
+        use \Illuminate\Bus\Batchable, InteractsWithQueue, Queueable, SerializesModels;
+
+        public $n;
+
+        public function handle()
+        {
+            laraq_record(laraq_job_record($this, [
+                'batch_id' => $this->batchId,
+                'batch_cancelled' => $this->batch() ? $this->batch()->cancelled() : null,
+            ]));
+        }
+    }
+
+    if (interface_exists(\Illuminate\Contracts\Queue\ShouldBeEncrypted::class)) {
+        class SecretJob implements ShouldQueue, \Illuminate\Contracts\Queue\ShouldBeEncrypted
+        {
+            use InteractsWithQueue, Queueable, RecordsWhatItGot;
+
+            public $secret;
+        }
+    }
+
+    if (interface_exists(\Illuminate\Contracts\Queue\ShouldBeUnique::class)) {
+        class UniqueJob implements ShouldQueue, \Illuminate\Contracts\Queue\ShouldBeUnique
+        {
+            use InteractsWithQueue, Queueable, RecordsWhatItGot;
+
+            public $orderId;
+            public $uniqueFor = 60;
+
+            public function uniqueId()
+            {
+                return (string) $this->orderId;
+            }
+        }
+    }
+}
+
+namespace App\Events {
+    use Illuminate\Queue\SerializesModels;
+
+    class OrderShipped
+    {
+        use SerializesModels;
+
+        public $orderId;
+        public $user;
+    }
+
+    if (interface_exists(\Illuminate\Contracts\Broadcasting\ShouldBroadcast::class)) {
+        class PriceChanged implements \Illuminate\Contracts\Broadcasting\ShouldBroadcast
+        {
+            public $price;
+
+            public function broadcastOn()
+            {
+                return [new \Illuminate\Broadcasting\Channel('prices')];
+            }
+
+            public function broadcastWith()
+            {
+                laraq_record(['kind' => 'broadcast', 'event' => 'handle', 'class' => static::class, 'price' => $this->price]);
+                return ['price' => $this->price];
+            }
+        }
+    }
+}
+
+namespace App\Listeners {
+    use App\Events\OrderShipped;
+    use Illuminate\Contracts\Queue\ShouldQueue;
+    use Illuminate\Queue\InteractsWithQueue;
+
+    class SendShipmentNotice implements ShouldQueue
+    {
+        use InteractsWithQueue;
+
+        public $queue = 'listeners';
+        public $tries = 2;
+
+        public function handle(OrderShipped $event)
+        {
+            laraq_record([
+                'kind' => 'listener', 'event' => 'handle', 'class' => static::class,
+                'id' => $this->job ? $this->job->getJobId() : null, 'attempts' => $this->attempts(),
+                'queue' => $this->job ? $this->job->getQueue() : null, 'raw' => $this->job ? $this->job->getRawBody() : null,
+                'orderId' => $event->orderId, 'user' => laraq_canon_value($event->user),
+            ]);
+        }
+    }
+}
+
+namespace App\Notifications {
+    if (class_exists(\Illuminate\Notifications\Notification::class)) {
+        class InvoicePaid extends \Illuminate\Notifications\Notification implements \Illuminate\Contracts\Queue\ShouldQueue
+        {
+            use \Illuminate\Bus\Queueable;
+
+            public $amount;
+
+            public function via($notifiable)
+            {
+                return [RecordingChannel::class];
+            }
+        }
+
+        /** A notification channel (a class name in via()) that records each delivery. */
+        class RecordingChannel
+        {
+            public function send($notifiable, $notification)
+            {
+                laraq_record([
+                    'kind' => 'notification', 'event' => 'handle', 'class' => get_class($notification),
+                    'id' => $notification->id, 'notifiable' => laraq_canon_value($notifiable),
+                    'amount' => $notification->amount ?? null,
+                ]);
+            }
+        }
+    }
+}
+
+namespace App\Mail {
+    if (class_exists(\Illuminate\Mail\Mailable::class)) {
+        class WelcomeMail extends \Illuminate\Mail\Mailable implements \Illuminate\Contracts\Queue\ShouldQueue
+        {
+            use \Illuminate\Bus\Queueable, \Illuminate\Queue\SerializesModels;
+
+            public $user;
+
+            public function build()
+            {
+                return $this->subject('Welcome')->html('<p>Welcome, ' . e($this->user->name ?? '?') . '</p>');
+            }
+        }
+    }
+}
+
+namespace {
+    if (interface_exists(\Illuminate\Contracts\Mail\Factory::class)) {
+        /**
+         * The mail factory and mailer the PHP worker delivers queued mailables through:
+         * SendQueuedMailable and Mailable::send run for real up to the transport, then
+         * the message is recorded instead of sent (no Symfony/Swift transport involved).
+         */
+        final class LaraqRecordingMailer implements \Illuminate\Contracts\Mail\Factory
+        {
+            // Not the Mailer contract: its methods differ across majors (failures() on 8,
+            // cc() on 13); Mailable::send only calls send() on what mailer() returns.
+            public function mailer($name = null) { return $this; }
+            public function send($view, array $data = [], $callback = null)
+            {
+                if ($view instanceof \Illuminate\Contracts\Mail\Mailable) {
+                    return $view->send($this);
+                }
+                $html = is_array($view) && isset($view['html']) ? (string) (is_object($view['html']) ? $view['html']->toHtml() : $view['html']) : null;
+                $mailable = $callback instanceof \Closure ? (new \ReflectionFunction($callback))->getClosureThis() : null;
+                laraq_record([
+                    'kind' => 'mail', 'event' => 'handle', 'class' => $mailable ? get_class($mailable) : null,
+                    'to' => $mailable ? array_map(fn ($a) => $a['address'], $mailable->to) : null,
+                    'subject' => $mailable->subject ?? null, 'html' => $html,
+                ]);
+                return null;
+            }
+        }
+    }
+
+    /** Registers the matrix's event listeners and the recording mailer (laraq_jobs_boot hook). */
+    laraq_on_jobs_boot(function ($app) {
+        $app['events']->listen(\App\Events\OrderShipped::class, \App\Listeners\SendShipmentNotice::class);
+        if (class_exists(LaraqRecordingMailer::class)) {
+            $mailer = new LaraqRecordingMailer();
+            $app->instance('mail.manager', $mailer);
+            $app->instance(\Illuminate\Contracts\Mail\Factory::class, $mailer);
+        }
+    });
+}
