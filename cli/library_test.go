@@ -176,6 +176,20 @@ func TestCommandLineManners(t *testing.T) {
 		"--redis", fmt.Sprintf("redis://127.0.0.1:%d/0", srv.Port), "--prefix", testenv.Prefix(t)); rc != 0 {
 		t.Errorf("work -v: rc %d %q", rc, errOut)
 	}
+	// decode | dispatch keeps INF and NAN floats as floats.
+	decoded, errOut, rc := runCLI(t, []byte(`O:10:"App\Jobs\F":2:{s:1:"a";d:INF;s:1:"b";d:NAN;}`), "decode")
+	if rc != 0 {
+		t.Fatalf("decode: %s", errOut)
+	}
+	prefix := testenv.Prefix(t)
+	redisURL := fmt.Sprintf("redis://127.0.0.1:%d/0", srv.Port)
+	if _, errOut, rc := runCLI(t, []byte(decoded), "dispatch", "--redis", redisURL, "--prefix", prefix, "--props", "-", "--no-queueable"); rc != 0 {
+		t.Fatalf("dispatch: %s", errOut)
+	}
+	raw := srv.Client(t, 0).LIndex(context.Background(), prefix+"queues:default", 0).Val()
+	if !strings.Contains(raw, `s:1:\"a\";d:INF;s:1:\"b\";d:NAN;`) {
+		t.Errorf("INF/NAN did not survive decode | dispatch: %s", raw)
+	}
 	// Input that is no payload says what it is not.
 	if _, errOut, rc := runCLI(t, []byte("hello"), "decode"); rc != 1 || !strings.Contains(errOut, "neither JSON nor a PHP-serialized value") {
 		t.Errorf("decode of text: rc %d %q", rc, errOut)

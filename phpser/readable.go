@@ -18,8 +18,8 @@ import (
 //   - null, bool and string as themselves; a string that is not valid UTF-8 as
 //     {"@binary": "<base64>"};
 //   - ints as JSON integers (exact int64); floats as JSON numbers that always look
-//     like floats (1.0, -0.0, 1.0e+25), and INF, -INF, NAN as the strings "INF",
-//     "-INF", "NAN";
+//     like floats (1.0, -0.0, 1.0e+25), and INF, -INF, NAN, which JSON has no number
+//     for, as {"@float": "INF"}, {"@float": "-INF"}, {"@float": "NAN"};
 //   - an array whose keys are 0..n-1 in order as a JSON array (an empty array is []),
 //     any other array as a JSON object (int keys in decimal);
 //   - an object as {"@class": "FQCN", "prop": value, ...} with properties in stream
@@ -295,11 +295,11 @@ func sharedNames(ents []Entry) map[string]bool {
 func appendReadableFloat(b []byte, f float64) []byte {
 	switch {
 	case math.IsNaN(f):
-		return append(b, `"NAN"`...)
+		return append(b, `{"@float":"NAN"}`...)
 	case math.IsInf(f, 1):
-		return append(b, `"INF"`...)
+		return append(b, `{"@float":"INF"}`...)
 	case math.IsInf(f, -1):
-		return append(b, `"-INF"`...)
+		return append(b, `{"@float":"-INF"}`...)
 	}
 	start := len(b)
 	b = php.AppendFloat(b, f, 'e')

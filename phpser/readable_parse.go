@@ -3,6 +3,7 @@ package phpser
 import (
 	"bytes"
 	"encoding/base64"
+	"math"
 	"strconv"
 	"strings"
 	"unicode/utf16"
@@ -15,7 +16,8 @@ import (
 //     PHP's visibility mangling ("\u0000*\u0000name" protected, "\u0000Class\u0000name"
 //     private); plain names are public. Properties are always written as string keys.
 //   - {"@class": "C", "@serialized": "data"} is a C: object, {"@enum": "C:Case"} an
-//     enum case, {"@binary": "<base64>"} a string of those bytes.
+//     enum case, {"@binary": "<base64>"} a string of those bytes, {"@float": "INF"}
+//     (or "-INF", "NAN") that float.
 //   - any other JSON object is an array; keys that are canonical decimal integers
 //     ("10", "-3", not "007") become int keys, as PHP's arrays make them. A JSON array
 //     is a list.
@@ -24,8 +26,7 @@ import (
 //     "@binary:<base64>" for those bytes.
 //
 // What MarshalReadable loses does not come back: references are expanded copies,
-// visibility is stripped, "INF"/"-INF"/"NAN" floats read back as strings, and an int
-// key in an object body (from __serialize) reads back as a string name. For every
+// visibility is stripped, and an int key in an object body (from __serialize) reads back as a string name. For every
 // other value, Encode(UnmarshalReadable(MarshalReadable(v))) == Encode(v).
 func UnmarshalReadable(data []byte) (*Value, error) {
 	p := readableParser{s: data}
@@ -374,7 +375,7 @@ func markerString(m *member, want string) (string, error) {
 }
 
 func buildReadableObject(ms []member) (Value, error) {
-	var class, enum, binary, serialized *member
+	var class, enum, binary, float, serialized *member
 	n := 0
 	for i := range ms {
 		m := &ms[i]
@@ -403,6 +404,8 @@ func buildReadableObject(ms []member) (Value, error) {
 			enum = m
 		case "@binary":
 			binary = m
+		case "@float":
+			float = m
 		case "@serialized":
 			serialized = m
 		case "@recursion":
@@ -431,6 +434,23 @@ func buildReadableObject(ms []member) (Value, error) {
 			return Value{}, &SyntaxError{Offset: enum.off, Msg: "@enum " + strconv.Quote(s) + " is not \"Class:Case\""}
 		}
 		return Value{kind: KindEnum, str: s}, nil
+	case float != nil:
+		if err := only(float, 1); err != nil {
+			return Value{}, err
+		}
+		s, err := markerString(float, "@float")
+		if err != nil {
+			return Value{}, err
+		}
+		switch s {
+		case "INF":
+			return *Float(math.Inf(1)), nil
+		case "-INF":
+			return *Float(math.Inf(-1)), nil
+		case "NAN":
+			return *Float(math.NaN()), nil
+		}
+		return Value{}, &SyntaxError{Offset: float.off, Msg: "@float " + strconv.Quote(s) + " is not INF, -INF or NAN (finite floats are JSON numbers)"}
 	case binary != nil:
 		if err := only(binary, 1); err != nil {
 			return Value{}, err
