@@ -35,6 +35,9 @@ func (run *storyRun) normaliser() *normaliser {
 	for i, id := range run.ids {
 		pairs = append(pairs, id, "J"+strconv.Itoa(i+1))
 	}
+	for id, token := range run.driverID {
+		pairs = append(pairs, id, token)
+	}
 	pairs = append(pairs, run.php.HorizonPrefix, "{H}", run.php.Prefix, "{Q}")
 	now := float64(time.Now().Unix())
 	return &normaliser{repl: strings.NewReplacer(pairs...), lo: now - 900, hi: now + 900, now: now}

@@ -59,6 +59,7 @@ type storyRun struct {
 	r        *RDB
 	h        *Horizon
 	ids      []string            // job ids in dispatch/retry order: token "J<n>" is ids[n-1]
+	driverID map[string]string   // the Redis driver's random payload id of a vanilla push → token
 	plans    map[string]storyJob // by id
 	failures map[string]string   // by token: the exception text the Go worker records
 }
@@ -70,7 +71,7 @@ func newStoryRun(t *testing.T, major int, goWorker bool, silenced []string) *sto
 	run := &storyRun{
 		php: testenv.HorizonPHP{Major: major, Redis: srv, Prefix: base + "_database_",
 			HorizonPrefix: base + "_horizon:", Silenced: silenced, Trim: stockTrim},
-		goWorker: goWorker, c: c, plans: map[string]storyJob{},
+		goWorker: goWorker, c: c, plans: map[string]storyJob{}, driverID: map[string]string{},
 	}
 	var err error
 	if run.r, err = New(c, Options{Prefix: run.php.Prefix}); err != nil {
@@ -101,11 +102,15 @@ func (run *storyRun) play(t *testing.T, s story) {
 	for _, step := range s.steps {
 		switch {
 		case step.dispatch != nil:
-			var out []struct{ ID string }
+			var out []struct{ ID, Payload string }
 			run.php.Run(t, "dispatch", map[string]any{"jobs": step.dispatch}, &out)
 			for i, o := range out {
 				run.ids = append(run.ids, o.ID)
 				run.plans[o.ID] = step.dispatch[i]
+				var p struct{ ID string }
+				if err := json.Unmarshal([]byte(o.Payload), &p); err == nil && p.ID != o.ID {
+					run.driverID[p.ID] = fmt.Sprintf("J%d-driver-id", len(run.ids))
+				}
 			}
 		case step.retry != "":
 			parent := run.id(t, step.retry)
@@ -339,4 +344,90 @@ func failuresOf(t *testing.T, php *storyRun, dash any) map[string]string {
 		t.Fatal("the PHP run recorded no exception")
 	}
 	return out
+}
+
+// TestHorizonAdoptsJobsHorizonDidNotPush runs jobs pushed by the framework's own
+// RedisQueue (a vanilla Laravel or laraq dispatch) through both workers. A PHP Horizon
+// worker records them without id: the dashboard drops the completed ones (getJobs keeps
+// rows whose id is set) and never counts them as recent. The Go worker adopts them: the
+// difference must be exactly the adoption (id, connection, queue, name, created_at, the
+// recent_jobs entry), and everything else must match.
+func TestHorizonAdoptsJobsHorizonDidNotPush(t *testing.T) {
+	s := story{
+		steps: []storyStep{
+			{dispatch: []storyJob{
+				{Vanilla: true}, // J1 completes
+				{Vanilla: true, Plan: []string{"throw"}, Tries: 1},              // J2 fails
+				{Vanilla: true, Plan: []string{"release", "ok"}, User: intp(2)}, // J3 released, migrated, completes
+			}},
+			{work: true},
+		},
+	}
+	const name = `Laraq\HorizonTest\Step`
+	for _, major := range testenv.HorizonMajors {
+		t.Run(fmt.Sprintf("laravel-%d", major), func(t *testing.T) {
+			php := newStoryRun(t, major, false, nil)
+			php.play(t, s)
+			phpRaw, phpDash := php.readBack(t, nil)
+			gow := newStoryRun(t, major, true, nil)
+			gow.failures = failuresOf(t, php, phpDash)
+			gow.play(t, s)
+			goRaw, goDash := gow.readBack(t, nil)
+
+			// Raw keys: the adoption, then nothing else.
+			gr, pr := goRaw.(map[string]any), phpRaw.(map[string]any)
+			for _, tok := range []string{"J1", "J2", "J3"} {
+				gh := gr[tok].(map[string]any)["hash"].(map[string]any)
+				want := map[string]any{"id": tok, "connection": "redis", "queue": "default", "name": name, "created_at": "T"}
+				for f, v := range want {
+					if gh[f] != v {
+						t.Errorf("%s: go hash %s = %v, want %v", tok, f, gh[f], v)
+					}
+					delete(gh, f)
+					if ph, ok := pr[tok].(map[string]any)["hash"].(map[string]any); ok && f != "created_at" {
+						delete(ph, f)
+					}
+				}
+			}
+			if got := fmt.Sprint(gr["recent_jobs"]); !strings.Contains(got, "J1") || !strings.Contains(got, "J2") || !strings.Contains(got, "J3") {
+				t.Errorf("go recent_jobs %s", got)
+			}
+			if pr["recent_jobs"] != nil {
+				t.Errorf("php recent_jobs %v", pr["recent_jobs"])
+			}
+			delete(gr, "recent_jobs")
+			assertSameJSON(t, "raw keys beyond the adoption", goRaw, phpRaw)
+
+			// Dashboard: Go's completed jobs are listed, PHP's are not.
+			gd, pd := goDash.(map[string]any), phpDash.(map[string]any)
+			grec, prec := gd["records"].(map[string]any), pd["records"].(map[string]any)
+			for _, tok := range []string{"J1", "J3"} {
+				if prec[tok] != nil {
+					t.Errorf("php lists %s: %v", tok, prec[tok])
+				}
+				r, ok := grec[tok].(map[string]any)
+				if !ok || r["id"] != tok || r["status"] != "completed" || r["name"] != name || r["queue"] != "default" {
+					t.Errorf("go record %s: %v", tok, grec[tok])
+				}
+				delete(grec, tok)
+				delete(prec, tok)
+			}
+			for _, l := range []string{"completed", "recent"} {
+				if n := len(gd["lists"].(map[string]any)[l].([]any)); n == 0 {
+					t.Errorf("go lists no %s jobs", l)
+				}
+				if n := len(pd["lists"].(map[string]any)[l].([]any)); n != 0 {
+					t.Errorf("php lists %d %s jobs", n, l)
+				}
+				delete(gd["lists"].(map[string]any), l)
+				delete(pd["lists"].(map[string]any), l)
+			}
+			for _, m := range []map[string]any{gd, pd} {
+				delete(m["counts"].(map[string]any), "recent")
+				delete(m["counts"].(map[string]any), "total_recent")
+				delete(m["stats"].(map[string]any), "recentJobs")
+			}
+			assertSameJSON(t, "dashboard beyond the adoption", goDash, phpDash)
+		})
+	}
 }

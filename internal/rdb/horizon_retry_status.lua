@@ -17,7 +17,8 @@
 -- edits the bytes of the matching status only, which gives the same bytes for any list
 -- json_encode wrote (Horizon is the only writer of the field). Input Horizon's
 -- json_decode cannot read becomes "[]", as json_encode(collect(null)) gives. Valid JSON
--- of another shape (not a list of objects) is left as it is.
+-- of another shape (not a list) is left as it is, and so are list entries that are not
+-- objects (on a string entry Horizon itself would throw).
 -- Returns 1 when the field was written, else 0.
 
 local raw = redis.call('hget', KEYS[1], 'retried_by')
@@ -76,56 +77,69 @@ local function skipvalue(i)
   return i
 end
 
-local status = '"' .. ARGV[2] .. '"'
-local out, from = {}, 1
-local i = skipws(1)
-if raw:byte(i) ~= 91 then return 0 end
-i = skipws(i + 1)
-if raw:byte(i) == 93 then return 0 end
-while true do
-  if raw:byte(i) ~= 123 then return 0 end
-  local close
-  local idmatch, sfrom, sto = false, nil, nil
+-- Returns the rewritten list, or nil when it is not a list of the expected shape.
+local function rewrite()
+  local status = '"' .. ARGV[2] .. '"'
+  local out, from = {}, 1
+  local i = skipws(1)
+  if raw:byte(i) ~= 91 then return nil end
   i = skipws(i + 1)
-  if raw:byte(i) == 125 then
-    close = i
-  else
-    while true do
-      local kend = skipstring(i)
-      local key = cjson.decode(raw:sub(i, kend - 1))
-      i = skipws(kend)
-      if raw:byte(i) ~= 58 then return 0 end
-      i = skipws(i + 1)
-      local vend = skipvalue(i)
-      if key == 'id' and raw:byte(i) == 34 and cjson.decode(raw:sub(i, vend - 1)) == ARGV[1] then
-        idmatch = true
-      elseif key == 'status' then
-        sfrom, sto = i, vend
-      end
-      i = skipws(vend)
-      local c = raw:byte(i)
-      if c == 125 then close = i break end
-      if c ~= 44 then return 0 end
-      i = skipws(i + 1)
-    end
-  end
-  if idmatch then
-    if sfrom then
-      out[#out + 1] = raw:sub(from, sfrom - 1)
-      out[#out + 1] = status
-      from = sto
+  if raw:byte(i) == 93 then return nil end
+  while true do
+    local close
+    local idmatch, sfrom, sto = false, nil, nil
+    if raw:byte(i) ~= 123 then
+      -- Not an object: PHP finds no id in it (or fails on it); nothing to change.
+      close = skipvalue(i) - 1
+    elseif raw:byte(skipws(i + 1)) == 125 then
+      close = skipws(i + 1)
     else
-      out[#out + 1] = raw:sub(from, close - 1)
-      out[#out + 1] = ',"status":' .. status
-      from = close
+      i = skipws(i + 1)
+      while true do
+        local kend = skipstring(i)
+        local key = cjson.decode(raw:sub(i, kend - 1))
+        i = skipws(kend)
+        if raw:byte(i) ~= 58 then return nil end
+        i = skipws(i + 1)
+        local vend = skipvalue(i)
+        if key == 'id' and raw:byte(i) == 34 and cjson.decode(raw:sub(i, vend - 1)) == ARGV[1] then
+          idmatch = true
+        elseif key == 'status' then
+          sfrom, sto = i, vend
+        end
+        i = skipws(vend)
+        local c = raw:byte(i)
+        if c == 125 then close = i break end
+        if c ~= 44 then return nil end
+        i = skipws(i + 1)
+      end
     end
+    if idmatch then
+      if sfrom then
+        out[#out + 1] = raw:sub(from, sfrom - 1)
+        out[#out + 1] = status
+        from = sto
+      else
+        out[#out + 1] = raw:sub(from, close - 1)
+        out[#out + 1] = ',"status":' .. status
+        from = close
+      end
+    end
+    i = skipws(close + 1)
+    local c = raw:byte(i)
+    if c == 93 then break end
+    if c ~= 44 then return nil end
+    i = skipws(i + 1)
   end
-  i = skipws(close + 1)
-  local c = raw:byte(i)
-  if c == 93 then break end
-  if c ~= 44 then return 0 end
-  i = skipws(i + 1)
+  out[#out + 1] = raw:sub(from)
+  return table.concat(out)
 end
-out[#out + 1] = raw:sub(from)
-redis.call('hset', KEYS[1], 'retried_by', table.concat(out))
+
+-- A scanning error (not expected: cjson has accepted the JSON) leaves the field alone
+-- rather than failing the pipeline the script runs in.
+local ok, updated = pcall(rewrite)
+if not ok or not updated then
+  return 0
+end
+redis.call('hset', KEYS[1], 'retried_by', updated)
 return 1

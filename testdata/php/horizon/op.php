@@ -8,8 +8,8 @@
 //               "queue": "default"}
 //              pushes each Step job (jobs.php) through Horizon's RedisQueue (JobPushed:
 //              StoreJob, StoreMonitoredTags), or through the framework's own RedisQueue
-//              when vanilla (Horizon sees nothing). Prints [{"id": uuid, "payload": the
-//              bytes pushed}, ...].
+//              when vanilla (Horizon sees nothing). Prints [{"id": the payload's uuid,
+//              "payload": the bytes pushed}, ...].
 //   work       {"queue": "default", "max": 50}: Worker::runNextJob until the queue (ready,
 //              delayed and reserved) is empty, at most max times, as queue:work with
 //              Horizon's connector and listeners (JobReserved, JobReleased, JobDeleted,
@@ -20,6 +20,15 @@
 //   read       {"ids": [...], "tags": [...], "snapshot": false}: everything the dashboard
 //              shows, read through Horizon's repositories and controllers (see laraq_read).
 //   prepare    {"cases": [...]} see payloads.php.
+//   present    {"environment": "...", "basename": "...", "paused": false, "options": {...}}:
+//              a master supervisor (MasterSupervisor named basename-XXXX) with one
+//              supervisor (Supervisor with SupervisorOptions::fromArray(options)) written
+//              by RedisMasterSupervisorRepository::update and RedisSupervisorRepository::update,
+//              as a running `php artisan horizon` does every second. Prints {"master":
+//              name, "pid": getmypid()}.
+//   command    {"queue": "master:NAME" or a supervisor name, "command": class, "options": {}}:
+//              RedisHorizonCommandQueue::push, as ProvisioningPlan and SupervisorProcess do.
+//   pending    {"queue": ...}: RedisHorizonCommandQueue::pending. Prints the commands.
 //   signal     {"command": "terminate|pause|continue"}: the pid selection of
 //              horizon:terminate / horizon:pause / horizon:continue (masters whose name
 //              starts with MasterSupervisor::basename()) and posix_kill with their signal.
@@ -156,9 +165,11 @@ switch ($op) {
         $out = [];
         foreach ($in['jobs'] as $job) {
             $conn = ($job['vanilla'] ?? false) ? laraq_horizon_vanilla_queue() : $app['queue']->connection('redis');
-            $id = $conn->push(laraq_step($job), '', $queue);
+            $conn->push(laraq_step($job), '', $queue);
+            // The framework's push returns the Redis driver's random id; Horizon keys a
+            // job by its uuid (JobPayload::id: uuid ?? id).
             $raw = $app['redis']->connection('default')->lindex('queues:' . $queue, -1);
-            $out[] = ['id' => $id, 'payload' => $raw];
+            $out[] = ['id' => json_decode($raw, true)['uuid'], 'payload' => $raw];
         }
         laraq_out($out);
         break;
@@ -191,6 +202,30 @@ switch ($op) {
 
     case 'read':
         laraq_out(laraq_read($in));
+        break;
+
+    case 'present':
+        \Laravel\Horizon\MasterSupervisor::determineNameUsing(fn () => $in['basename']);
+        $master = new \Laravel\Horizon\MasterSupervisor($in['environment']);
+        $options = \Laravel\Horizon\SupervisorOptions::fromArray(['name' => $master->name . ':' . $in['options']['name']] + $in['options']);
+        $supervisor = new \Laravel\Horizon\Supervisor($options);
+        if ($in['paused'] ?? false) {
+            $master->working = false;
+            $supervisor->working = false;
+        }
+        $master->supervisors = collect([(object) ['name' => $supervisor->name]]);
+        $app[MasterSupervisorRepository::class]->update($master);
+        $app[SupervisorRepository::class]->update($supervisor);
+        laraq_out(['master' => $master->name, 'supervisor' => $supervisor->name, 'pid' => getmypid()]);
+        break;
+
+    case 'command':
+        $app[\Laravel\Horizon\Contracts\HorizonCommandQueue::class]->push($in['queue'], $in['command'], $in['options'] ?? []);
+        laraq_out(['ok' => true]);
+        break;
+
+    case 'pending':
+        laraq_out($app[\Laravel\Horizon\Contracts\HorizonCommandQueue::class]->pending($in['queue']));
         break;
 
     case 'signal':
