@@ -5,7 +5,6 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"math"
 	"strconv"
 	"time"
 
@@ -296,7 +295,7 @@ type stamp struct {
 func (h *Horizon) stamp() stamp {
 	at := h.now()
 	f := float64(at.UnixMicro()) / 1e6
-	return stamp{at: at, t: PHPFloatString(f), negT: PHPFloatString(-f), unix: at.Unix()}
+	return stamp{at: at, t: payload.PHPFloatString(f), negT: payload.PHPFloatString(-f), unix: at.Unix()}
 }
 
 func (s stamp) plus(minutes int) int64 { return s.unix + int64(minutes)*60 }
@@ -425,8 +424,8 @@ func (h *Horizon) Metrics(ctx context.Context, p redis.Pipeliner, queue, name st
 	ms := "0"
 	if !reservedAt.IsZero() {
 		elapsed := float64(h.now().Sub(reservedAt).Microseconds()) / 1000
-		if r := PHPRound(elapsed, 2); r != 0 {
-			ms = PHPFloatString(r)
+		if r := payload.PHPRound(elapsed, 2); r != 0 {
+			ms = payload.PHPFloatString(r)
 		}
 	}
 	hzMetricsScript.EvalSha(ctx, p, []string{h.keys.QueueMetrics(queue), h.keys.MeasuredQueues()}, ms)
@@ -471,140 +470,4 @@ func (h *Horizon) Failed(ctx context.Context, p redis.Pipeliner, job HorizonJob,
 		s.t, s.negT, s.plus(h.trim.Pending), s.plus(h.trim.Completed), s.plus(h.trim.Failed),
 		silenced, f.Exception, string(f.Context), h.failedTags*60)
 	return nil
-}
-
-// PHPFloatString formats f the way PHP converts a float to a string with its default
-// precision ini setting of 14 (echo, string concatenation, str_replace): at most 14
-// significant digits, trailing zeros dropped, exponent form "1.0E+25" when the decimal
-// exponent is below -4 or above 14. Horizon's timestamps (microtime(true)) and runtimes
-// take this form: 1729411372.3932 has four decimals because ten digits come first.
-func PHPFloatString(f float64) string {
-	switch {
-	case math.IsNaN(f):
-		return "NAN"
-	case math.IsInf(f, 1):
-		return "INF"
-	case math.IsInf(f, -1):
-		return "-INF"
-	case f == 0:
-		if math.Signbit(f) {
-			return "-0"
-		}
-		return "0"
-	}
-	// 14 significant digits, correctly rounded, as zend_gcvt asks zend_dtoa (mode 2).
-	e := strconv.FormatFloat(f, 'e', 13, 64) // [-]d.ddddddddddddde±XX
-	neg := e[0] == '-'
-	if neg {
-		e = e[1:]
-	}
-	mant, exp, _ := cut(e, 'e')
-	x, _ := strconv.Atoi(exp)
-	digits := []byte(mant[:1] + mant[2:])
-	for len(digits) > 1 && digits[len(digits)-1] == '0' {
-		digits = digits[:len(digits)-1]
-	}
-	decpt := x + 1 // position of the decimal point after the first digits
-	var b []byte
-	if neg {
-		b = append(b, '-')
-	}
-	switch {
-	case decpt < -3 || decpt > 14:
-		b = append(b, digits[0], '.')
-		if len(digits) == 1 {
-			b = append(b, '0')
-		} else {
-			b = append(b, digits[1:]...)
-		}
-		b = append(b, 'E')
-		if x < 0 {
-			b = append(b, '-')
-			x = -x
-		} else {
-			b = append(b, '+')
-		}
-		b = strconv.AppendInt(b, int64(x), 10)
-	case decpt <= 0:
-		b = append(b, '0', '.')
-		for i := 0; i < -decpt; i++ {
-			b = append(b, '0')
-		}
-		b = append(b, digits...)
-	case decpt >= len(digits):
-		b = append(b, digits...)
-		for i := len(digits); i < decpt; i++ {
-			b = append(b, '0')
-		}
-	default:
-		b = append(b, digits[:decpt]...)
-		b = append(b, '.')
-		b = append(b, digits[decpt:]...)
-	}
-	return string(b)
-}
-
-func cut(s string, sep byte) (before, after string, found bool) {
-	for i := 0; i < len(s); i++ {
-		if s[i] == sep {
-			return s[:i], s[i+1:], true
-		}
-	}
-	return s, "", false
-}
-
-// PHPRound is PHP 8.0–8.3's round($value, $places) (PHP_ROUND_HALF_UP): the value is
-// first rounded to the 15 significant digits a double holds ("pre-rounding"), then to
-// places decimals, half away from zero, so round(1.005, 2) is 1.01 as in PHP although
-// 1.005 is stored as 1.00499999999999989…. Horizon's Stopwatch rounds runtimes this way.
-func PHPRound(value float64, places int) float64 {
-	if math.IsNaN(value) || math.IsInf(value, 0) || value == 0 {
-		return value
-	}
-	precisionPlaces := 14 - int(math.Floor(math.Log10(math.Abs(value))))
-	f1 := math.Pow10(abs(places))
-	var tmp float64
-	if precisionPlaces > places && precisionPlaces-15 < places {
-		tmp = roundHalfUp(scale(value, precisionPlaces))
-		use := places - precisionPlaces
-		if use < -60 {
-			use = -60
-		}
-		tmp /= math.Pow10(abs(use))
-	} else {
-		tmp = scale(value, places)
-		if math.Abs(tmp) >= 1e15 {
-			return value
-		}
-	}
-	tmp = roundHalfUp(tmp)
-	if places > 0 {
-		tmp /= f1
-	} else {
-		tmp *= f1
-	}
-	return tmp
-}
-
-func scale(v float64, places int) float64 {
-	f := math.Pow10(abs(places))
-	if places >= 0 {
-		return v * f
-	}
-	return v / f
-}
-
-// roundHalfUp is php_round_helper for PHP_ROUND_HALF_UP: half away from zero.
-func roundHalfUp(v float64) float64 {
-	if v >= 0 {
-		return math.Floor(v + 0.5)
-	}
-	return math.Ceil(v - 0.5)
-}
-
-func abs(n int) int {
-	if n < 0 {
-		return -n
-	}
-	return n
 }

@@ -55,13 +55,16 @@ var stockTrim = map[string]int{"recent": 60, "pending": 60, "completed": 60, "re
 type storyRun struct {
 	php      testenv.HorizonPHP
 	goWorker bool
-	c        *redis.Client
-	r        *RDB
-	h        *Horizon
-	ids      []string            // job ids in dispatch/retry order: token "J<n>" is ids[n-1]
-	driverID map[string]string   // the Redis driver's random payload id of a vanilla push → token
-	plans    map[string]storyJob // by id
-	failures map[string]string   // by token: the exception text the Go worker records
+	// goDispatch: jobs are built by PHP's framework payload (what any dispatch writes),
+	// prepared by payload.PrepareForHorizon and pushed with Push and Horizon.Pushed.
+	goDispatch bool
+	c          *redis.Client
+	r          *RDB
+	h          *Horizon
+	ids        []string            // job ids in dispatch/retry order: token "J<n>" is ids[n-1]
+	driverID   map[string]string   // the Redis driver's random payload id of a vanilla push → token
+	plans      map[string]storyJob // by id
+	failures   map[string]string   // by token: the exception text the Go worker records
 }
 
 func newStoryRun(t *testing.T, major int, goWorker bool, silenced []string) *storyRun {
@@ -101,6 +104,8 @@ func (run *storyRun) play(t *testing.T, s story) {
 	}
 	for _, step := range s.steps {
 		switch {
+		case step.dispatch != nil && run.goDispatch:
+			run.dispatch(t, step.dispatch)
 		case step.dispatch != nil:
 			var out []struct{ ID, Payload string }
 			run.php.Run(t, "dispatch", map[string]any{"jobs": step.dispatch}, &out)
@@ -142,6 +147,64 @@ func (run *storyRun) token(id string) string {
 		}
 	}
 	return ""
+}
+
+// dispatch is the Go dispatcher: the framework's payload of each job (no push), Horizon's
+// preparation in Go, then Push and Pushed. What PHP learns from the job object the test
+// states: tags() of TaggedStep and the Silenced interface of MarkedQuietStep.
+func (run *storyRun) dispatch(t *testing.T, jobs []storyJob) {
+	ctx := context.Background()
+	type prepareCase struct {
+		storyJob
+		UUID string `json:"uuid"`
+	}
+	cases := make([]prepareCase, len(jobs))
+	for i, j := range jobs {
+		if j.Kind == "" {
+			j.Kind = "step"
+		}
+		cases[i] = prepareCase{j, uuidV4(t)}
+	}
+	var out []struct{ Plain string }
+	run.php.Run(t, "prepare", map[string]any{"cases": cases, "push": false}, &out)
+	for i, o := range out {
+		opts := payload.HorizonPrepare{PushedAt: time.Now(), SilencedClasses: run.php.Silenced}
+		switch jobs[i].Kind {
+		case "tagged":
+			opts.Tags = []string{"laraq", "region:eu/west"}
+		case "marked":
+			opts.Silenced = true
+		}
+		prepared, err := payload.PrepareForHorizon([]byte(o.Plain), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		job, err := HorizonJobFromPayload(prepared, "redis", "default")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := run.r.Push(ctx, "default", prepared); err != nil {
+			t.Fatal(err)
+		}
+		p := run.c.Pipeline()
+		if err := run.h.Pushed(ctx, p, job); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		run.ids = append(run.ids, job.ID)
+		run.plans[job.ID] = jobs[i]
+		time.Sleep(time.Millisecond) // distinct push times, as separate dispatches have
+	}
+}
+
+func uuidV4(t *testing.T) string {
+	u := payload.NewUUID()
+	if len(u) != 36 {
+		t.Fatalf("uuid %q", u)
+	}
+	return u
 }
 
 // work is the Go worker: what Laravel's Worker does with Horizon's RedisQueue, step by
@@ -428,6 +491,50 @@ func TestHorizonAdoptsJobsHorizonDidNotPush(t *testing.T) {
 				delete(m["stats"].(map[string]any), "recentJobs")
 			}
 			assertSameJSON(t, "dashboard beyond the adoption", goDash, phpDash)
+		})
+	}
+}
+
+// TestHorizonGoDispatchMatchesPHP dispatches the jobs of a story through Horizon's PHP
+// RedisQueue and, in the second run, with payload.PrepareForHorizon, Push and
+// Horizon.Pushed; a PHP Horizon worker then runs both. The records must be the same
+// before the work (what StoreJob and StoreMonitoredTags write) and after it.
+func TestHorizonGoDispatchMatchesPHP(t *testing.T) {
+	s := story{
+		monitor: []string{"laraq", `Laraq\HorizonTest\User:1`},
+		tags:    []string{"laraq", "region:eu/west", `Laraq\HorizonTest\User:1`, `Laraq\HorizonTest\User:2`},
+		steps: []storyStep{{dispatch: []storyJob{
+			{Plan: []string{"ok"}, User: intp(1), Users: []int{1, 2}},
+			{Plan: []string{"release", "ok"}},
+			{Plan: []string{"throw"}, Tries: 1, User: intp(2)},
+			{Kind: "quiet"},
+			{Kind: "marked"},
+			{Kind: "tagged"},
+		}}},
+	}
+	work := story{steps: []storyStep{{work: true}}}
+	for _, major := range testenv.HorizonMajors {
+		t.Run(fmt.Sprintf("laravel-%d", major), func(t *testing.T) {
+			silenced := []string{`Laraq\HorizonTest\QuietStep`}
+			php := newStoryRun(t, major, false, silenced)
+			php.play(t, s)
+			phpRaw, phpDash := php.readBack(t, s.tags)
+			gor := newStoryRun(t, major, false, silenced)
+			gor.goDispatch = true
+			gor.play(t, s)
+			goRaw, goDash := gor.readBack(t, s.tags)
+			assertSameJSON(t, "pushed: raw keys", goRaw, phpRaw)
+			assertSameJSON(t, "pushed: dashboard", goDash, phpDash)
+
+			php.play(t, work)
+			gor.play(t, work)
+			phpRaw, phpDash = php.readBack(t, s.tags)
+			goRaw, goDash = gor.readBack(t, s.tags)
+			assertSameJSON(t, "worked: raw keys", goRaw, phpRaw)
+			assertSameJSON(t, "worked: dashboard", goDash, phpDash)
+			if n := fmt.Sprint(phpDash.(map[string]any)["counts"].(map[string]any)["failed"]); n != "1" {
+				t.Errorf("failed count %s", n)
+			}
 		})
 	}
 }

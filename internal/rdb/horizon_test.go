@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraq/laraq/payload"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -28,7 +29,7 @@ func (e *hzEnv) nt() float64 { f, _ := strconv.ParseFloat(e.NT, 64); return f }
 
 // pushedState is what Pushed leaves for hzJob(hzPushedPayload) pushed at T0 (an earlier T).
 func pushedState(e *hzEnv, t0 float64) hstate {
-	t0s := PHPFloatString(t0)
+	t0s := payload.PHPFloatString(t0)
 	return hstate{
 		"recent_jobs":  hzset(0, "J1", -t0),
 		"pending_jobs": hzset(0, "J1", -t0),
@@ -89,7 +90,7 @@ func TestHorizonReservedReleasedMigrated(t *testing.T) {
 		}
 		want := pushedState(e, t0)
 		want["J1"] = hhash(e.in(60)-30, "id", "J1", "connection", "redis", "queue", "default", "name", `App\Jobs\Send`,
-			"status", "reserved", "payload", hzReservedPayload, "created_at", PHPFloatString(t0),
+			"status", "reserved", "payload", hzReservedPayload, "created_at", payload.PHPFloatString(t0),
 			"updated_at", e.T, "reserved_at", e.T)
 		assertHState(t, "reserved", e.dump(t), want)
 	})
@@ -154,8 +155,8 @@ func reservedState(e *hzEnv, t0 float64) hstate {
 	s := pushedState(e, t0-1)
 	s["J1"].Hash["status"] = "reserved"
 	s["J1"].Hash["payload"] = hzReservedPayload
-	s["J1"].Hash["updated_at"] = PHPFloatString(t0)
-	s["J1"].Hash["reserved_at"] = PHPFloatString(t0)
+	s["J1"].Hash["updated_at"] = payload.PHPFloatString(t0)
+	s["J1"].Hash["reserved_at"] = payload.PHPFloatString(t0)
 	return s
 }
 

@@ -19,7 +19,14 @@
 //   monitor    {"tags": [...]}: TagRepository::monitor, the dashboard's "monitor tag".
 //   read       {"ids": [...], "tags": [...], "snapshot": false}: everything the dashboard
 //              shows, read through Horizon's repositories and controllers (see laraq_read).
-//   prepare    {"cases": [...]} see payloads.php.
+//   prepare    {"cases": [{"uuid": "...", "kind": "step|quiet|marked|tagged|listener|
+//               broadcast|mail|notification|string", "user": 1, "users": [...], "note": "...",
+//               "data": the data of a string job}]}:
+//              for each case, with Str::uuid() fixed to the case's uuid, the payload the
+//              framework's RedisQueue::createPayload writes ("plain", what a Go dispatch
+//              builds) and the bytes Horizon's RedisQueue::push stores ("horizon":
+//              id = uuid, JobPayload::prepare; not pushed, null, with "push": false).
+//              Prints [{"plain": ..., "horizon": ...}].
 //   present    {"environment": "...", "basename": "...", "paused": false, "options": {...}}:
 //              a master supervisor (MasterSupervisor named basename-XXXX) with one
 //              supervisor (Supervisor with SupervisorOptions::fromArray(options)) written
@@ -67,6 +74,21 @@ function laraq_step(array $in): HorizonTest\Step
     $user = isset($in['user']) ? HorizonTest\User::findOrFail($in['user']) : null;
     $users = isset($in['users']) ? HorizonTest\User::findMany($in['users']) : null;
     return new $class($in['plan'] ?? ['ok'], $in['tries'] ?? 3, $user, $users, $in['note'] ?? '');
+}
+
+/** The job of a prepare case: a Step, or one of the framework's queued wrappers. */
+function laraq_prepare_job(array $in)
+{
+    $user = fn ($id) => HorizonTest\User::findOrFail($id);
+    return match ($in['kind']) {
+        'listener' => new \Illuminate\Events\CallQueuedListener(HorizonTest\Listener::class, 'handle', [new HorizonTest\Event($user($in['user']), $in['note'] ?? '')]),
+        'broadcast' => new \Illuminate\Broadcasting\BroadcastEvent(new HorizonTest\BroadcastThing($user($in['user']))),
+        'mail' => new \Illuminate\Mail\SendQueuedMailable(new HorizonTest\Mail($user($in['user']))),
+        'notification' => new \Illuminate\Notifications\SendQueuedNotifications(
+            HorizonTest\User::findMany($in['users']), new HorizonTest\Notice($user($in['user'])), ['mail']),
+        'string' => 'Laraq\HorizonTest\StringJob@handle',
+        default => laraq_step($in),
+    };
 }
 
 /** Horizon's records for the dashboard, decoded as its controllers decode them. */
@@ -217,6 +239,28 @@ switch ($op) {
         $app[MasterSupervisorRepository::class]->update($master);
         $app[SupervisorRepository::class]->update($supervisor);
         laraq_out(['master' => $master->name, 'supervisor' => $supervisor->name, 'pid' => getmypid()]);
+        break;
+
+    case 'prepare':
+        $out = [];
+        $queue = $app['queue']->connection('redis');
+        $vanilla = laraq_horizon_vanilla_queue();
+        $create = new ReflectionMethod($vanilla, 'createPayload');
+        $create->setAccessible(true);
+        foreach ($in['cases'] as $case) {
+            Str::createUuidsUsing(fn () => \Ramsey\Uuid\Uuid::fromString($case['uuid']));
+            $job = laraq_prepare_job($case);
+            $data = $case['data'] ?? '';
+            $plain = $create->invoke($vanilla, $job, 'queues:default', $data);
+            if (! ($in['push'] ?? true)) {
+                $out[] = ['plain' => $plain, 'horizon' => null];
+                continue;
+            }
+            $queue->push($job, $data, 'default');
+            $out[] = ['plain' => $plain, 'horizon' => $app['redis']->connection('default')->lindex('queues:default', -1)];
+        }
+        Str::createUuidsNormally();
+        laraq_out($out);
         break;
 
     case 'command':
