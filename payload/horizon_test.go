@@ -53,9 +53,14 @@ func hzCases() []hzCase {
 // Horizon's own RedisQueue::push stores, on Laravel 10 and 11: from the framework's
 // payload for the same job (what a vanilla dispatch writes), and from the payload Go's
 // BuildObject / BuildString writes for it.
+//
+// Horizon 5.29 declares Laravel 10 and 11; its RedisQueue runs unchanged on the 12.x and
+// 13.x trees too, whose payloads add createdAt, data.batchId, delay (and
+// deleteWhenMissingModels on 13), so those majors are compared as well.
 func TestPrepareForHorizonMatchesHorizonPush(t *testing.T) {
 	srv := testenv.RedisServer(t)
-	for _, major := range testenv.HorizonMajors {
+	versions := map[int]Version{10: Laravel8, 11: Laravel8, 12: Laravel1251, 13: Laravel13}
+	for _, major := range []int{10, 11, 12, 13} {
 		t.Run(fmt.Sprintf("laravel-%d", major), func(t *testing.T) {
 			base := "lq" + testenv.RandomName(4)
 			php := testenv.HorizonPHP{Major: major, Redis: srv, Prefix: base + "_database_", HorizonPrefix: base + "_horizon:", Silenced: hzSilenced}
@@ -81,7 +86,7 @@ func TestPrepareForHorizonMatchesHorizonPush(t *testing.T) {
 					if string(got) != want {
 						t.Errorf("from the framework's payload:\n got: %s\nwant: %s", got, want)
 					}
-					built := buildLike(t, out[i].Plain)
+					built := buildLike(t, out[i].Plain, versions[major])
 					got, err = PrepareForHorizon(built, o)
 					if err != nil {
 						t.Fatal(err)
@@ -110,19 +115,24 @@ func parsePushedAt(t *testing.T, s string) time.Time {
 
 // buildLike writes with BuildObject or BuildString the payload Go would build for the
 // job of a framework payload (its own random id: Horizon replaces it).
-func buildLike(t *testing.T, plain string) []byte {
+func buildLike(t *testing.T, plain string, v Version) []byte {
 	t.Helper()
 	env, err := Parse([]byte(plain))
 	if err != nil {
 		t.Fatal(err)
 	}
+	var created int64
+	if env.CreatedAt != nil {
+		created = *env.CreatedAt
+	}
 	var b []byte
 	if env.IsObjectJob() {
 		b, err = BuildObject(ObjectJob{UUID: env.UUID, DisplayName: env.DisplayName, CommandName: env.CommandName,
 			Command: env.Command, MaxTries: env.MaxTries, MaxExceptions: env.MaxExceptions, Timeout: env.Timeout,
-			RetryUntil: env.RetryUntil, FailOnTimeout: env.FailOnTimeout, Backoff: env.Backoff}, Laravel8)
+			RetryUntil: env.RetryUntil, FailOnTimeout: env.FailOnTimeout, Backoff: env.Backoff,
+			BatchID: env.BatchID, CreatedAt: created, DeleteWhenMissingModels: deleteWhenMissing(env)}, v)
 	} else {
-		b, err = BuildString(env.Job, env.Data, WithUUID(env.UUID))
+		b, err = BuildString(env.Job, env.Data, WithUUID(env.UUID), WithVersion(v), WithCreatedAt(created))
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -165,4 +175,9 @@ func TestPrepareForHorizonErrors(t *testing.T) {
 	if string(got) != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
+}
+
+func deleteWhenMissing(env *Envelope) bool {
+	raw, ok := env.Get("deleteWhenMissingModels")
+	return ok && string(raw) == "true"
 }
