@@ -38,6 +38,8 @@ type storyStep struct {
 	dispatch []storyJob
 	retry    string
 	work     bool
+	pop      bool          // take the next job and abandon it (a worker that died)
+	wait     time.Duration // let time pass (reservations expire)
 }
 
 type story struct {
@@ -53,8 +55,9 @@ var stockTrim = map[string]int{"recent": 60, "pending": 60, "completed": 60, "re
 
 // storyRun is one run of a story.
 type storyRun struct {
-	php      testenv.HorizonPHP
-	goWorker bool
+	php        testenv.HorizonPHP
+	goWorker   bool
+	retryAfter int64 // the queue's retry_after, seconds
 	// goDispatch: jobs are built by PHP's framework payload (what any dispatch writes),
 	// prepared by payload.PrepareForHorizon and pushed with Push and Horizon.Pushed.
 	goDispatch bool
@@ -74,7 +77,7 @@ func newStoryRun(t *testing.T, major int, goWorker bool, silenced []string) *sto
 	run := &storyRun{
 		php: testenv.HorizonPHP{Major: major, Redis: srv, Prefix: base + "_database_",
 			HorizonPrefix: base + "_horizon:", Silenced: silenced, Trim: stockTrim},
-		goWorker: goWorker, c: c, plans: map[string]storyJob{}, driverID: map[string]string{},
+		goWorker: goWorker, c: c, plans: map[string]storyJob{}, driverID: map[string]string{}, retryAfter: 90,
 	}
 	var err error
 	if run.r, err = New(c, Options{Prefix: run.php.Prefix}); err != nil {
@@ -123,6 +126,16 @@ func (run *storyRun) play(t *testing.T, s story) {
 			run.php.Run(t, "retry", map[string]any{"id": parent}, &out)
 			run.ids = append(run.ids, out.ID)
 			run.plans[out.ID] = run.plans[parent]
+		case step.wait > 0:
+			time.Sleep(step.wait)
+		case step.pop && run.goWorker:
+			run.take(t)
+		case step.pop:
+			var out struct{ ID *string }
+			run.php.Run(t, "pop", map[string]any{}, &out)
+			if out.ID == nil {
+				t.Fatal("nothing to pop")
+			}
 		case step.work && run.goWorker:
 			run.work(t)
 		case step.work:
@@ -207,6 +220,58 @@ func uuidV4(t *testing.T) string {
 	return u
 }
 
+// take is RedisQueue::pop as the Go worker does it: migrate delayed, migrate reserved
+// (JobsMigrated each time), the pop script, then JobReserved with the reserved copy. A nil
+// env means the queue was empty.
+func (run *storyRun) take(t *testing.T) (env *payload.Envelope, job HorizonJob, reserved []byte, reservedAt time.Time) {
+	ctx := context.Background()
+	const queue, conn = "default", "redis"
+	exec := func(fn func(p redis.Pipeliner) error) {
+		t.Helper()
+		p := run.c.Pipeline()
+		if err := fn(p); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.Exec(ctx); err != nil {
+			t.Fatalf("pipeline: %v", err)
+		}
+	}
+	now := time.Now().Unix()
+	for _, from := range []Zset{Delayed, Reserved} {
+		moved, err := run.r.MigrateExpiredJobs(ctx, from, queue, now, NoLimit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var jobs []HorizonJob
+		for _, m := range moved {
+			j, err := HorizonJobFromPayload(m, conn, queue)
+			if err != nil {
+				t.Fatal(err)
+			}
+			jobs = append(jobs, j)
+		}
+		exec(func(p redis.Pipeliner) error { return run.h.Migrated(ctx, p, jobs...) })
+	}
+	popped, reserved, err := run.r.Pop(ctx, queue, now+run.retryAfter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if popped == nil {
+		return nil, HorizonJob{}, nil, time.Time{}
+	}
+	if env, err = payload.Parse(popped); err != nil {
+		t.Fatal(err)
+	}
+	if job, err = NewHorizonJob(env, conn, queue, reserved); err != nil {
+		t.Fatal(err)
+	}
+	exec(func(p redis.Pipeliner) (err error) {
+		reservedAt, err = run.h.Reserved(ctx, p, job)
+		return err
+	})
+	return env, job, reserved, reservedAt
+}
+
 // work is the Go worker: what Laravel's Worker does with Horizon's RedisQueue, step by
 // step, with this package's queue operations and Horizon bookkeeping.
 func (run *storyRun) work(t *testing.T) {
@@ -232,44 +297,10 @@ func (run *storyRun) work(t *testing.T) {
 		if n == 0 {
 			return
 		}
-		// RedisQueue::pop: migrate delayed, migrate reserved (JobsMigrated each time),
-		// the pop script (JobReserved with the reserved copy).
-		now := time.Now().Unix()
-		for _, from := range []Zset{Delayed, Reserved} {
-			moved, err := run.r.MigrateExpiredJobs(ctx, from, queue, now, NoLimit)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var jobs []HorizonJob
-			for _, m := range moved {
-				j, err := HorizonJobFromPayload(m, conn, queue)
-				if err != nil {
-					t.Fatal(err)
-				}
-				jobs = append(jobs, j)
-			}
-			exec(func(p redis.Pipeliner) error { return run.h.Migrated(ctx, p, jobs...) })
-		}
-		popped, reserved, err := run.r.Pop(ctx, queue, now+90)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if popped == nil {
+		env, job, reserved, reservedAt := run.take(t)
+		if env == nil {
 			continue
 		}
-		env, err := payload.Parse(popped)
-		if err != nil {
-			t.Fatal(err)
-		}
-		job, err := NewHorizonJob(env, conn, queue, reserved)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var reservedAt time.Time
-		exec(func(p redis.Pipeliner) (err error) {
-			reservedAt, err = run.h.Reserved(ctx, p, job)
-			return err
-		})
 		time.Sleep(2 * time.Millisecond) // the job runs
 		plan := run.plans[job.ID]
 		attempt := int(env.Attempts) + 1
@@ -534,6 +565,40 @@ func TestHorizonGoDispatchMatchesPHP(t *testing.T) {
 			assertSameJSON(t, "worked: dashboard", goDash, phpDash)
 			if n := fmt.Sprint(phpDash.(map[string]any)["counts"].(map[string]any)["failed"]); n != "1" {
 				t.Errorf("failed count %s", n)
+			}
+		})
+	}
+}
+
+// TestHorizonExpiredReservationMatchesPHP abandons a reserved job (a worker that died):
+// after retry_after the next pop migrates its reserved copy back (JobsMigrated from
+// :reserved, attempts already counted) and it runs again.
+func TestHorizonExpiredReservationMatchesPHP(t *testing.T) {
+	s := story{steps: []storyStep{
+		{dispatch: []storyJob{{Plan: []string{"ok"}, User: intp(1)}, {Plan: []string{"throw"}, Tries: 1}}},
+		{pop: true},
+		{wait: 2100 * time.Millisecond},
+		{work: true},
+	}}
+	for _, major := range testenv.HorizonMajors {
+		t.Run(fmt.Sprintf("laravel-%d", major), func(t *testing.T) {
+			t.Parallel() // the majors wait at the same time
+			runs := [2]*storyRun{}
+			for i, goWorker := range []bool{false, true} {
+				runs[i] = newStoryRun(t, major, goWorker, nil)
+				runs[i].retryAfter = 1
+				runs[i].php.Extra = map[string]string{"LARAQ_RETRY_AFTER": "1"}
+			}
+			runs[0].play(t, s)
+			phpRaw, phpDash := runs[0].readBack(t, nil)
+			runs[1].failures = failuresOf(t, runs[0], phpDash)
+			runs[1].play(t, s)
+			goRaw, goDash := runs[1].readBack(t, nil)
+			assertSameJSON(t, "raw keys", goRaw, phpRaw)
+			assertSameJSON(t, "dashboard", goDash, phpDash)
+			rec := phpDash.(map[string]any)["records"].(map[string]any)["J1"].(map[string]any)
+			if a := fmt.Sprint(rec["payload"].(map[string]any)["attempts"]); a != "2" || rec["status"] != "completed" {
+				t.Errorf("J1 ran again with attempts %s, status %v", a, rec["status"])
 			}
 		})
 	}

@@ -14,6 +14,9 @@
 //              delayed and reserved) is empty, at most max times, as queue:work with
 //              Horizon's connector and listeners (JobReserved, JobReleased, JobDeleted,
 //              JobsMigrated, JobFailed). Prints {"runs": N}.
+//   pop        {"queue": "default"}: Horizon's RedisQueue::pop alone (migrations with
+//              JobsMigrated, the pop script, JobReserved): a worker that took a job and
+//              died. Prints {"id": the job's uuid or null}.
 //   retry      {"id": failed job id}: Horizon's RetryFailedJob (the dashboard's retry
 //              button). Prints {"id": the new job id}.
 //   monitor    {"tags": [...]}: TagRepository::monitor, the dashboard's "monitor tag".
@@ -207,6 +210,11 @@ switch ($op) {
             $runs++;
         }
         laraq_out(['runs' => $runs]);
+        break;
+
+    case 'pop':
+        $job = $app['queue']->connection('redis')->pop($in['queue'] ?? 'default');
+        laraq_out(['id' => $job ? $job->uuid() : null]);
         break;
 
     case 'retry':
