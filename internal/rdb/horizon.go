@@ -172,12 +172,15 @@ func (h *Horizon) RerunNoScript(ctx context.Context, c redis.Scripter, cmds []re
 		if s == nil {
 			continue
 		}
+		numKeys, ok := args[2].(int)
+		if !ok || numKeys < 0 || 3+numKeys > len(args) {
+			continue
+		}
 		if n == 0 {
 			_ = h.LoadScripts(ctx, c)
 		}
 		n++
-		keys := make([]string, 0)
-		numKeys, _ := args[2].(int)
+		keys := make([]string, 0, numKeys)
 		for _, k := range args[3 : 3+numKeys] {
 			keys = append(keys, fmt.Sprint(k))
 		}
