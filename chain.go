@@ -57,7 +57,7 @@ func (c *Worker) continueChain(r *run, jr *jobRun) error {
 	if err != nil {
 		return fmt.Errorf("dispatching the next job of the chain (%s): %w", next.Class(), err)
 	}
-	if err := c.retry(r.ackCtx, "dispatching the next job of a chain", func(ctx context.Context) error {
+	if _, err := c.retry(r, jr, "dispatching the next job of a chain", func(ctx context.Context) error {
 		return c.chain.Enqueue(ctx, m)
 	}); err != nil {
 		return fmt.Errorf("dispatching the next job of the chain (%s): %w", next.Class(), err)

@@ -21,12 +21,19 @@ type jobRun struct {
 	deleted  bool
 	released bool
 	failed   bool
+
+	// expires is when the reservation ends at the earliest (wall clock, Unix nanoseconds;
+	// see expiry): until then no worker may migrate the job back, and acknowledgements
+	// are worth retrying. Atomic: a hold extends it while the job's goroutine reads it.
+	expires atomic.Int64
 }
 
 // work runs one popped job and then frees its slot, unless a handler that outlived its
 // context was taken over (see runHandler): the takeover frees the slot then.
-func (c *Worker) work(r *run, queue string, p rdb.PoppedJob) {
-	if c.process(r, &jobRun{queue: queue, popped: p}) {
+func (c *Worker) work(r *run, queue string, p rdb.PoppedJob, expires time.Time) {
+	jr := &jobRun{queue: queue, popped: p}
+	jr.extendTo(expires)
+	if c.process(r, jr) {
 		return
 	}
 	c.finish(r)
@@ -46,8 +53,7 @@ func (c *Worker) finish(r *run) {
 func (c *Worker) process(r *run, jr *jobRun) (takenOver bool) {
 	p := jr.popped
 	if p.Invalid != nil {
-		c.log.Error("payload cannot be reserved; moved to the invalid list (a PHP worker would have lost it)",
-			"queue", jr.queue, "key", p.Invalid.Key, "reason", p.Invalid.Reason)
+		c.logInvalid(jr.queue, p.Invalid)
 		c.emit(Event{Kind: EventInvalid, Queue: jr.queue, Err: p.Invalid, Payload: p.Job})
 		return false
 	}
@@ -244,7 +250,7 @@ func (c *Worker) unhandled(r *run, jr *jobRun) {
 		c.release(r, jr, c.s.unhandledDelay, false, 0)
 	case HandBackUnhandled:
 		var back bool
-		err := c.retry(r.ackCtx, "handing a job back", func(ctx context.Context) (err error) {
+		_, err := c.retry(r, jr, "handing a job back", func(ctx context.Context) (err error) {
 			back, err = c.rdb.Unreserve(ctx, jr.queue, jr.popped.Job, jr.popped.Reserved)
 			return err
 		})
@@ -271,7 +277,7 @@ func (c *Worker) unhandled(r *run, jr *jobRun) {
 func (c *Worker) deleteReserved(r *run, jr *jobRun) {
 	jr.deleted = true
 	var deleted bool
-	err := c.retry(r.ackCtx, "deleting a finished job", func(ctx context.Context) (err error) {
+	lost, err := c.retry(r, jr, "deleting a finished job", func(ctx context.Context) (err error) {
 		deleted, err = c.acks.delete(ctx, jr.queue, jr.popped.Reserved)
 		return err
 	})
@@ -280,8 +286,24 @@ func (c *Worker) deleteReserved(r *run, jr *jobRun) {
 		c.log.Error("deleting a finished job failed; it will run again after retry_after",
 			"queue", jr.queue, "id", c.jobID(jr), "err", err)
 	case !deleted:
-		c.log.Warn("job was no longer reserved when it finished (it ran longer than retry_after); another worker may run it again",
+		c.reservationGone(jr, lost, "deleting a finished job",
+			"job was no longer reserved when it finished (it ran longer than retry_after); another worker may run it again")
+	}
+}
+
+// reservationGone reports an acknowledgement that found the reservation gone. When an
+// earlier attempt of it failed (lost reports that), that attempt may have run on the
+// server without its reply arriving; before the reservation's expiry no worker can have
+// migrated the job, so the earlier attempt is what removed it.
+func (c *Worker) reservationGone(jr *jobRun, lost bool, what, warning string) {
+	switch {
+	case lost && time.Now().Before(jr.expiry()):
+		c.log.Debug(what+": an earlier attempt whose reply was lost had done it", "queue", jr.queue, "id", c.jobID(jr))
+	case lost:
+		c.log.Warn(what+": the reservation is gone, either removed by an earlier attempt whose reply was lost or expired and moved back to the queue (then the job runs again)",
 			"queue", jr.queue, "id", c.jobID(jr), "retry_after", c.conn.retryAfter())
+	default:
+		c.log.Warn(warning, "queue", jr.queue, "id", c.jobID(jr), "retry_after", c.conn.retryAfter())
 	}
 }
 
@@ -292,7 +314,7 @@ func (c *Worker) release(r *run, jr *jobRun, delay time.Duration, afterException
 	jr.released = true
 	availableAt := c.s.Now().Unix() + ceilSeconds(delay)
 	var released bool
-	err := c.retry(r.ackCtx, "releasing a job", func(ctx context.Context) (err error) {
+	lost, err := c.retry(r, jr, "releasing a job", func(ctx context.Context) (err error) {
 		released, err = c.rdb.Release(ctx, jr.queue, jr.popped.Reserved, availableAt)
 		return err
 	})
@@ -301,17 +323,25 @@ func (c *Worker) release(r *run, jr *jobRun, delay time.Duration, afterException
 		c.log.Error("releasing a job failed; it will run again after retry_after", "queue", jr.queue, "id", c.jobID(jr), "err", err)
 		return
 	case !released:
-		c.log.Warn("job was no longer reserved when released (it ran longer than retry_after); it is already back in the queue",
-			"queue", jr.queue, "id", c.jobID(jr))
-		return
+		c.reservationGone(jr, lost, "releasing a job",
+			"job was no longer reserved when released (it ran longer than retry_after); it is already back in the queue")
+		if !lost || !time.Now().Before(jr.expiry()) {
+			return
+		}
 	}
 	c.emit(Event{Kind: EventReleased, Queue: jr.queue, Job: jr.job, Delay: time.Duration(ceilSeconds(delay)) * time.Second,
 		AfterException: afterException, Runtime: runtime})
 }
 
-// fail is Job::fail: delete the reserved copy, then record the payload as popped in the
-// failed store, then emit EventFailed. A job is failed once; a deleted job is not
+// fail is Job::fail: record the payload as popped in the failed store, then delete the
+// reserved copy, then emit EventFailed. A job is failed once; a deleted job is not
 // recorded (as in PHP).
+//
+// PHP deletes first and logs the failed row after; a row that cannot be written then
+// loses the job. Here the reserved copy stays, and its reservation is held (see hold),
+// until the row is written: while the database is down the job stays in Redis. When
+// the worker must stop first, the job is left reserved and comes back after
+// retry_after, to be failed again by the next worker.
 func (c *Worker) fail(r *run, jr *jobRun, cause error, runtime time.Duration) {
 	if jr.failed {
 		return
@@ -320,19 +350,21 @@ func (c *Worker) fail(r *run, jr *jobRun, cause error, runtime time.Duration) {
 	if jr.deleted {
 		return
 	}
-	c.deleteReserved(r, jr)
 	text := exceptionText(cause)
-	err := c.retry(r.ackCtx, "writing a failed job", func(ctx context.Context) error {
-		_, err := c.s.failed.Log(ctx, c.s.connection, jr.queue, jr.popped.Job, text)
+	err := c.hold(r, jr, func() error {
+		_, err := c.retry(r, jr, "writing a failed job", func(ctx context.Context) error {
+			_, err := c.s.failed.Log(ctx, c.s.connection, jr.queue, jr.popped.Job, text)
+			return err
+		})
 		return err
 	})
 	var de *DecodeError
 	switch {
 	case err != nil:
-		// The reserved copy is gone; the log is the last place this job exists.
-		c.log.Error("writing a failed job failed; the job is only in this log now",
+		c.log.Error("writing a failed job failed; the job stays reserved and comes back after retry_after",
 			"queue", jr.queue, "id", c.jobID(jr), "err", err,
 			"payload_base64", base64.StdEncoding.EncodeToString(jr.popped.Job), "exception", text)
+		return
 	case c.s.nullStore && (jr.job == nil || errors.As(cause, &de)):
 		// A job this worker could not read, and no store keeps failures: log its bytes.
 		c.log.Error("job failed and no failed-job store is configured; the job is only in this log now",
@@ -341,6 +373,7 @@ func (c *Worker) fail(r *run, jr *jobRun, cause error, runtime time.Duration) {
 	default:
 		c.log.Warn("job failed", "queue", jr.queue, "id", c.jobID(jr), "err", cause)
 	}
+	c.deleteReserved(r, jr)
 	e := Event{Kind: EventFailed, Queue: jr.queue, Job: jr.job, Err: cause, Runtime: runtime}
 	if jr.job == nil {
 		e.Payload = jr.popped.Job
@@ -364,25 +397,27 @@ func retryDelay(n int) time.Duration {
 	return min(d, retryMax)
 }
 
-// retry runs op until it succeeds, ctx ends or ackBudget has passed, backing off
-// between attempts; it logs each failure.
-func (c *Worker) retry(ctx context.Context, what string, op func(context.Context) error) error {
-	deadline := time.Now().Add(ackBudget)
+// retry runs op, one step of handling job jr, until it succeeds, the worker's
+// acknowledgement context ends (at the end of the shutdown grace), or jr's reservation
+// has expired (then no step of it is worth doing: another worker may have the job). It
+// backs off between attempts and logs each failure. lost reports that an attempt
+// failed: it may have run on the server without its reply arriving.
+func (c *Worker) retry(r *run, jr *jobRun, what string, op func(context.Context) error) (lost bool, err error) {
 	for n := 1; ; n++ {
-		err := op(ctx)
-		if err == nil {
-			return nil
+		if err = op(r.ackCtx); err == nil {
+			return lost, nil
 		}
-		if ctx.Err() != nil || time.Now().After(deadline) {
-			return err
+		lost = true
+		if r.ackCtx.Err() != nil || !time.Now().Add(retryDelay(n)).Before(jr.expiry().Add(retryMax)) {
+			return lost, err
 		}
 		d := retryDelay(n)
 		c.log.Warn(what+" failed; retrying", "err", err, "retry_in", d, "attempt", n)
 		t := time.NewTimer(d)
 		select {
-		case <-ctx.Done():
+		case <-r.ackCtx.Done():
 			t.Stop()
-			return err
+			return lost, err
 		case <-t.C:
 		}
 	}

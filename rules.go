@@ -114,7 +114,7 @@ func (c *Worker) countException(r *run, jr *jobRun, cause error, runtime time.Du
 		return
 	}
 	var exceeded bool
-	err := c.retry(r.ackCtx, "counting a job exception", func(ctx context.Context) (err error) {
+	_, err := c.retry(r, jr, "counting a job exception", func(ctx context.Context) (err error) {
 		_, exceeded, err = c.rdb.Cache().CountJobException(ctx, env.UUID, *env.MaxExceptions)
 		return err
 	})

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/laraq/laraq/internal/rdb"
@@ -35,9 +36,9 @@ const (
 	// abandonWait is how long a job whose context was cancelled (timeout or hard stop)
 	// may take to return before the worker stops waiting for it.
 	abandonWait = time.Second
-	// ackBudget bounds how long one acknowledgement (delete, release, failed record)
-	// is retried while Redis or the database is unreachable.
-	ackBudget = 30 * time.Second
+	// ackFinal is how long acknowledgements still retrying at the end of the shutdown
+	// grace (and abandonWait) get to return once they are cancelled.
+	ackFinal = time.Second
 	// retryMin and retryMax bound the backoff between attempts of a failing Redis call.
 	retryMin = 100 * time.Millisecond
 	retryMax = 5 * time.Second
@@ -135,7 +136,7 @@ func (c *Worker) nudge() {
 type run struct {
 	ctx     context.Context // Run's ctx: cancelled = stop popping
 	hardCtx context.Context // parent of handler contexts: cancelled after the grace
-	ackCtx  context.Context // Redis/DB calls that must happen even while stopping
+	ackCtx  context.Context // Redis/DB calls that must happen even while stopping: cancelled when the grace is over
 
 	slots chan struct{} // one token per free concurrency slot
 	wg    sync.WaitGroup
@@ -150,6 +151,10 @@ type run struct {
 	woken       bool            // the last idle wait ended with a notify token
 	redisErr    error           // the loop's last Redis call's error, for EventLoop
 	redisAt     time.Time       // when the loop last called Redis (wall clock)
+
+	owner   string      // names this run's pop tickets
+	popSeq  int64       // the sequence number of the next pop's ticket
+	pending *pendingPop // a pop whose reply was lost, to settle before the next
 
 	mu           sync.Mutex
 	migratedAt   map[string]time.Time
@@ -172,11 +177,15 @@ func (c *Worker) Run(ctx context.Context) error {
 
 	hardCtx, hardCancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer hardCancel()
+	ackCtx, ackCancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer ackCancel()
 	r := &run{
 		ctx:          ctx,
 		hardCtx:      hardCtx,
-		ackCtx:       context.WithoutCancel(ctx),
+		ackCtx:       ackCtx,
 		slots:        make(chan struct{}, c.s.Concurrency),
+		owner:        uuid.NewString(),
+		popSeq:       1,
 		start:        c.s.Now(),
 		paused:       map[string]bool{},
 		migratedAt:   map[string]time.Time{},
@@ -202,6 +211,10 @@ func (c *Worker) Run(ctx context.Context) error {
 	c.logStart()
 
 	reason := c.loop(r)
+	if r.pending != nil {
+		r.wg.Add(1)
+		go c.settleAtStop(r)
+	}
 
 	// In-flight jobs finish first. After a stop condition they get all the time they
 	// need; once ctx is cancelled (now or later) they get ShutdownGrace. The heartbeat
@@ -219,6 +232,7 @@ wait:
 	for {
 		select {
 		case <-done:
+			c.forgetTickets(ctx, r)
 			c.log.Info("worker stopped", "reason", stopReason(reason))
 			return reason
 		case <-ctxDone:
@@ -233,17 +247,37 @@ wait:
 		}
 	}
 	// Handlers still running are told to stop; each job gets abandonWait to return
-	// (its outcome is then recorded) before it is left reserved.
+	// (its outcome is then recorded) before it is left reserved. Then acknowledgements
+	// still retrying (Redis or the database unreachable) are cancelled: their jobs stay
+	// in Redis, reserved, and come back after retry_after. The worker is gone within
+	// ShutdownGrace + abandonWait + ackFinal of being told to stop.
 	hardCancel()
 	select {
 	case <-done:
-	case <-time.After(abandonWait + ackBudget):
+	case <-time.After(abandonWait):
+		ackCancel()
+		select {
+		case <-done:
+		case <-time.After(ackFinal):
+		}
 	}
 	if n := c.abandoned.Load(); n > 0 {
 		c.log.Warn("worker stopped with jobs still running; they stay reserved until retry_after", "jobs", n)
 	}
 	c.log.Info("worker stopped", "reason", stopReason(reason))
 	return reason
+}
+
+// forgetTickets deletes the run's pop tickets once nothing can ask for them again.
+func (c *Worker) forgetTickets(ctx context.Context, r *run) {
+	if r.pending != nil {
+		return
+	}
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	defer cancel()
+	if err := c.rdb.ForgetTickets(fctx, r.owner, c.s.Queues); err != nil {
+		c.log.Debug("deleting the pop tickets failed; they expire", "err", err)
+	}
 }
 
 func stopReason(err error) string {

@@ -211,7 +211,15 @@ func memoryInUse() uint64 {
 // fetch pops up to n jobs from the first queue that has any, migrating due jobs first
 // where the throttle allows, and starts them. It returns how many it started and the
 // first queue that was neither paused nor left alone (the one to block on).
+//
+// Every pop carries a ticket (rdb.PopTicket). When a pop fails, its reply may have been
+// lost after Redis reserved jobs: the next fetch asks again with the same ticket before
+// anything else (see settlePop), so those jobs are run or handed back, never left
+// reserved with nobody to run them.
 func (c *Worker) fetch(r *run, n int) (got int, active string, err error) {
+	if r.pending != nil {
+		return c.settlePop(r.ctx, r, n)
+	}
 	defer func() { r.woken = false }()
 	wall := time.Now()
 	for _, q := range c.s.Queues {
@@ -233,23 +241,131 @@ func (c *Worker) fetch(r *run, n int) (got int, active string, err error) {
 			}
 		}
 		now := c.s.Now().Unix()
-		jobs, err := c.rdb.PopMany(r.ctx, q, now+c.s.retryAfter, n)
+		sent := time.Now()
+		jobs, err := c.rdb.PopTicket(r.ctx, q, now+c.s.retryAfter, n, c.ticket(r))
 		if err != nil {
+			r.pending = &pendingPop{queue: q, max: n, expires: c.expiresAt(sent)}
 			if r.ctx.Err() != nil {
 				return 0, active, nil
 			}
 			return 0, active, err
 		}
+		r.popSeq++
 		if len(jobs) == 0 {
 			continue
 		}
-		for _, p := range jobs {
-			r.wg.Add(1)
-			go c.work(r, q, p)
-		}
+		c.start(r, q, jobs, c.expiresAt(sent))
 		return len(jobs), active, nil
 	}
 	return 0, active, nil
+}
+
+// pendingPop is a pop whose reply never arrived: Redis may have reserved jobs for it.
+type pendingPop struct {
+	queue   string
+	max     int
+	expires time.Time // when the reservations it may have made expire, at the earliest
+}
+
+// ticket is the ticket of the run's next pop.
+func (c *Worker) ticket(r *run) rdb.Ticket {
+	// The reply must outlive every retry of the worker; past the reservation's expiry
+	// its jobs belong to whichever worker migrates them anyway.
+	return rdb.Ticket{Owner: r.owner, Seq: r.popSeq, Keep: max(2*c.reservation(), time.Minute)}
+}
+
+// reservation is how long a reservation lasts (retry_after).
+func (c *Worker) reservation() time.Duration { return time.Duration(c.s.retryAfter) * time.Second }
+
+// expiresAt is when a reservation made at t expires, on the wall clock: the score is
+// whole seconds, so it can end up to a second less than retry_after after t.
+func (c *Worker) expiresAt(t time.Time) time.Time {
+	return t.Truncate(time.Second).Add(c.reservation())
+}
+
+// settlePop asks again, with the same ticket, for the jobs of the pop whose reply was
+// lost, and runs up to n of them. Jobs it cannot run now — more than n, the worker is
+// stopping or the queue paused, or so little of the reservation is left that another
+// worker may take the job while this one starts it — are handed back to the head of
+// their queue with their attempt unspent (rdb.Unreserve), as if never popped.
+func (c *Worker) settlePop(ctx context.Context, r *run, n int) (got int, active string, err error) {
+	p := r.pending
+	jobs, err := c.rdb.PopTicket(ctx, p.queue, c.s.Now().Unix()+c.s.retryAfter, p.max, c.ticket(r))
+	if err != nil {
+		return 0, p.queue, err
+	}
+	r.pending = nil
+	r.popSeq++
+	if len(jobs) == 0 {
+		return 0, p.queue, nil
+	}
+	run := n
+	if r.ctx.Err() != nil || r.paused[p.queue] || c.paused.Load() || time.Until(p.expires) < settleMargin {
+		run = 0
+	}
+	run = min(run, len(jobs))
+	c.log.Warn("a pop's reply was lost; asked Redis again for the jobs it reserved",
+		"queue", p.queue, "jobs", len(jobs), "running", run, "handed_back", len(jobs)-run)
+	for _, j := range jobs[run:] {
+		c.handBack(r, p.queue, j)
+	}
+	c.start(r, p.queue, jobs[:run], p.expires)
+	return run, p.queue, nil
+}
+
+func (c *Worker) logInvalid(q string, e *rdb.InvalidJobError) {
+	c.log.Error("payload cannot be reserved; moved to the invalid list (a PHP worker would have lost it)",
+		"queue", q, "key", e.Key, "reason", e.Reason)
+}
+
+// settleAtStop settles a pop whose reply was lost after the loop stopped: its jobs are
+// handed back, retrying until Redis answers, the reservation expires or the shutdown
+// grace ends.
+func (c *Worker) settleAtStop(r *run) {
+	defer r.wg.Done()
+	p := r.pending
+	for n := 1; ; n++ {
+		_, _, err := c.settlePop(r.ackCtx, r, 0)
+		if err == nil {
+			return
+		}
+		d := retryDelay(n)
+		if r.ackCtx.Err() != nil || !time.Now().Add(d).Before(p.expires) {
+			c.log.Error("a pop's reply was lost and Redis did not answer again before the worker stopped; its jobs, if any, stay reserved until retry_after",
+				"queue", p.queue, "err", err)
+			return
+		}
+		c.log.Warn("asking Redis again for the jobs of a lost pop failed; retrying", "queue", p.queue, "err", err, "retry_in", d)
+		c.sleep(r.ackCtx, d)
+	}
+}
+
+// settleMargin is the least reservation time a settled job must have left to be run.
+const settleMargin = 5 * time.Second
+
+// start runs popped jobs, one goroutine each.
+func (c *Worker) start(r *run, q string, jobs []rdb.PoppedJob, expires time.Time) {
+	for _, p := range jobs {
+		r.wg.Add(1)
+		go c.work(r, q, p, expires)
+	}
+}
+
+// handBack returns a job this worker popped but will not run to the head of its queue,
+// its attempt unspent. A payload the pop moved to the invalid list stays there.
+func (c *Worker) handBack(r *run, q string, p rdb.PoppedJob) {
+	if p.Invalid != nil {
+		c.logInvalid(q, p.Invalid)
+		return
+	}
+	back, err := c.rdb.Unreserve(r.ackCtx, q, p.Job, p.Reserved)
+	switch {
+	case err != nil:
+		c.log.Error("handing back a job this worker will not run failed; it stays reserved until retry_after",
+			"queue", q, "err", err)
+	case !back:
+		c.log.Warn("a job to hand back was no longer reserved; it is already back in the queue", "queue", q)
+	}
 }
 
 // migrate moves due delayed jobs, then expired reservations, of queue q to its ready

@@ -13,6 +13,8 @@ import (
 //	PREFIX + "queues:" + NAME + ":reserved" zset  score = reservation expiry; member = cjson-re-encoded payload
 //	PREFIX + "queues:" + NAME + ":notify"   list  one "1" per job made ready; BLPOP target
 //	PREFIX + "queues:" + NAME + ":invalid"  list  laraq only: payloads the pop script could not reserve
+//	PREFIX + "queues:" + NAME + ":laraq-pop:" + OWNER
+//	                                        string laraq only: one worker's last pop reply (see pop.lua), with a TTL
 //
 // PREFIX is the Redis connection prefix (config/database.php redis.options.prefix). PHP's
 // clients (phpredis OPT_PREFIX, predis' prefix processor) add it to every key, including
@@ -25,6 +27,7 @@ const (
 	suffixReserved = ":reserved"
 	suffixNotify   = ":notify"
 	suffixInvalid  = ":invalid"
+	ticketSegment  = ":laraq-pop:"
 )
 
 // QueueKeys holds the Redis keys of one queue, connection prefix included.
@@ -59,6 +62,10 @@ func NewQueueKeys(prefix, name string, hashTags bool) QueueKeys {
 		Invalid:  q + suffixInvalid,
 	}
 }
+
+// Ticket is the key of owner's pop tickets on this queue (see pop.lua). It extends the
+// queue key, so it carries the queue's hash tag and lives in the queue's cluster slot.
+func (k QueueKeys) Ticket(owner string) string { return k.Queue + ticketSegment + owner }
 
 // HasHashTag reports whether s contains a Redis Cluster hash tag: a '{' followed later by
 // a '}' with at least one byte between them (the first '{' and the first '}' after it
@@ -99,6 +106,9 @@ func QueueNameFromKey(prefix, key string) (name string, ok bool) {
 	rest, ok := strings.CutPrefix(key, prefix+queuesSegment)
 	if !ok || rest == "" {
 		return "", false
+	}
+	if base, _, cut := strings.Cut(rest, ticketSegment); cut {
+		return base, base != ""
 	}
 	for _, suffix := range []string{suffixDelayed, suffixReserved, suffixNotify, suffixInvalid} {
 		if base, cut := strings.CutSuffix(rest, suffix); cut {

@@ -5,8 +5,11 @@
 -- KEYS[2]  reserved zset   PREFIX queues:NAME:reserved
 -- KEYS[3]  notify list     PREFIX queues:NAME:notify
 -- KEYS[4]  invalid list    PREFIX queues:NAME:invalid   (laraq only)
+-- KEYS[5]  optional ticket PREFIX queues:NAME:laraq-pop:OWNER  (laraq only)
 -- ARGV[1]  reservation expiry, integer Unix seconds (now + retry_after)
 -- ARGV[2]  how many jobs to take at most (>= 1)
+-- ARGV[3]  with KEYS[5]: the request's sequence number (>= 1), increasing per owner
+-- ARGV[4]  with KEYS[5]: seconds the ticket is kept
 --
 -- For each job taken: the payload is decoded with cjson, its attempts field increased by
 -- one (numeric strings coerce: "2" becomes 3) and encoded again with cjson; that copy
@@ -20,6 +23,15 @@
 -- and reported with the reason. The ready list is only changed after the reserved or
 -- invalid copy has been written, so an error never loses a job.
 --
+-- The ticket makes a pop safe to send again. A reply can be lost after the script ran
+-- (a timeout while Redis stalls, a dropped connection), and a client may re-send the
+-- call on a new connection while the first copy still waits in the server's buffer:
+-- without a ticket each copy reserves jobs nobody runs. With one, the script keeps its
+-- reply under the ticket key: a call with the same sequence number gets that reply
+-- again and pops nothing; a call with a lower one (a stale copy arriving after a later
+-- request) gets an empty reply and pops nothing. The key holds "SEQ\n" followed by the
+-- reply, each element as LENGTH ":" BYTES, or "~" for nil.
+--
 -- Returns a flat array of triples {job, reserved, reason}, one per job taken, in pop
 -- order: job is the payload exactly as it was in the ready list; reserved is the
 -- re-encoded copy (nil when the job was invalid); reason is nil, or the error text for
@@ -29,6 +41,38 @@ local function reserve(job)
   local payload = cjson.decode(job)
   payload['attempts'] = payload['attempts'] + 1
   return cjson.encode(payload)
+end
+
+local function unpack(s, pos)
+  local out = {}
+  while pos <= #s do
+    if string.sub(s, pos, pos) == '~' then
+      out[#out + 1] = false
+      pos = pos + 1
+    else
+      local colon = string.find(s, ':', pos, true)
+      local n = tonumber(string.sub(s, pos, colon - 1))
+      out[#out + 1] = string.sub(s, colon + 1, colon + n)
+      pos = colon + n + 1
+    end
+  end
+  return out
+end
+
+local ticket = KEYS[5]
+local seq
+if ticket then
+  seq = tonumber(ARGV[3])
+  local kept = redis.call('get', ticket)
+  if kept then
+    local nl = string.find(kept, '\n', 1, true)
+    local last = tonumber(string.sub(kept, 1, nl - 1))
+    if seq == last then
+      return unpack(kept, nl + 1)
+    elseif seq < last then
+      return {}
+    end
+  end
 end
 
 local out = {}
@@ -52,5 +96,17 @@ for _ = 1, max do
   end
   redis.call('lpop', KEYS[1])
   redis.call('lpop', KEYS[3])
+end
+
+if ticket then
+  local parts = {ARGV[3], '\n'}
+  for i = 1, #out do
+    if out[i] then
+      parts[#parts + 1] = #out[i] .. ':' .. out[i]
+    else
+      parts[#parts + 1] = '~'
+    end
+  end
+  redis.call('set', ticket, table.concat(parts), 'EX', ARGV[4])
 end
 return out

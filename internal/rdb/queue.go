@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -87,13 +88,55 @@ func (r *RDB) Pop(ctx context.Context, queue string, reserveUntil int64) (job, r
 // exactly the effects of one Pop (so n jobs leave the same state as n Pops). Invalid
 // payloads are moved aside and reported in their PoppedJob.Invalid; they count toward max.
 // An empty result means the queue was empty.
+//
+// A PopMany whose reply is lost may have reserved jobs nobody will run until retry_after:
+// workers use PopTicket.
 func (r *RDB) PopMany(ctx context.Context, queue string, reserveUntil int64, max int) ([]PoppedJob, error) {
+	return r.pop(ctx, queue, reserveUntil, max, nil)
+}
+
+// Ticket names one pop request of one worker, so that a pop whose reply was lost can be
+// asked again: the same ticket gets the same jobs back, never a second pop (see pop.lua).
+type Ticket struct {
+	// Owner is unique per worker run (a UUID); it names the key the replies are kept in.
+	Owner string
+	// Seq numbers the owner's requests from 1. After a reply is received the next request
+	// uses Seq+1; after an error the same Seq is asked again until a reply arrives.
+	Seq int64
+	// Keep is how long Redis keeps the last reply: longer than the owner may take to ask
+	// again. Rounded up to whole seconds; at least one.
+	Keep time.Duration
+}
+
+// PopTicket is PopMany made safe to repeat. The first call with a ticket pops; every
+// later call with the same ticket — a repetition after an error, or a copy of the first
+// the client re-sent — returns that call's jobs again and changes nothing; a call with
+// a lower Seq than the owner's last request on this queue returns nothing and changes
+// nothing. When the reply of the first call is lost, asking again with the same ticket
+// hands its jobs to the worker instead of leaving them reserved with no owner.
+func (r *RDB) PopTicket(ctx context.Context, queue string, reserveUntil int64, max int, t Ticket) ([]PoppedJob, error) {
+	if t.Owner == "" || t.Seq < 1 {
+		return nil, fmt.Errorf("rdb: pop from queue %q: ticket needs an owner and a sequence number >= 1", queue)
+	}
+	return r.pop(ctx, queue, reserveUntil, max, &t)
+}
+
+func (r *RDB) pop(ctx context.Context, queue string, reserveUntil int64, max int, t *Ticket) ([]PoppedJob, error) {
 	if max < 1 {
 		return nil, fmt.Errorf("rdb: pop from queue %q: max %d < 1", queue, max)
 	}
 	k := r.keysOf(queue)
-	res, err := popScript.Run(ctx, r.client, []string{k.Queue, k.Reserved, k.Notify, k.Invalid},
-		reserveUntil, max).Slice()
+	keys := []string{k.Queue, k.Reserved, k.Notify, k.Invalid}
+	args := []any{reserveUntil, max}
+	if t != nil {
+		keep := int64((t.Keep + time.Second - 1) / time.Second)
+		if keep < 1 {
+			keep = 1
+		}
+		keys = append(keys, k.Ticket(t.Owner))
+		args = append(args, t.Seq, keep)
+	}
+	res, err := popScript.Run(ctx, r.client, keys, args...).Slice()
 	if err != nil {
 		return nil, fmt.Errorf("rdb: pop from queue %q: %w", queue, err)
 	}

@@ -28,6 +28,8 @@ var (
 	sizesSrc string
 	//go:embed clear.lua
 	clearSrc string
+	//go:embed extend.lua
+	extendSrc string
 )
 
 var (
@@ -38,9 +40,10 @@ var (
 	unreserveScript = redis.NewScript(unreserveSrc)
 	sizesScript     = redis.NewScript(sizesSrc)
 	clearScript     = redis.NewScript(clearSrc)
+	extendScript    = redis.NewScript(extendSrc)
 )
 
 // allScripts lists every script, for LoadScripts.
 var allScripts = []*redis.Script{
-	pushScript, popScript, migrateScript, releaseScript, unreserveScript, sizesScript, clearScript,
+	pushScript, popScript, migrateScript, releaseScript, unreserveScript, sizesScript, clearScript, extendScript,
 }

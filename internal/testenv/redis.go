@@ -188,3 +188,33 @@ func waitReady(addr string, d time.Duration) bool {
 	}
 	return false
 }
+
+// PrivateRedis starts a redis-server for this test alone (StartRedis), stopped when the
+// test ends: for tests that stall, restart or kill their server.
+func PrivateRedis(t testing.TB) *Redis {
+	t.Helper()
+	r, err := StartRedis()
+	if err != nil {
+		Need(t, false, "redis-server: %v", err)
+	}
+	t.Cleanup(r.Stop)
+	return r
+}
+
+// Stall stops the server process (SIGSTOP) and resumes it (SIGCONT) after d, without
+// waiting: a Redis that stops answering with every connection open, as under a long
+// fork, swap storm or VM pause. Commands sent meanwhile wait in the kernel's buffers
+// and run when the server resumes, even those whose client gave up and closed.
+func (r *Redis) Stall(t testing.TB, d time.Duration) {
+	t.Helper()
+	if err := r.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatalf("stall redis-server: %v", err)
+	}
+	resume := func() { _ = r.cmd.Process.Signal(syscall.SIGCONT) }
+	timer := time.AfterFunc(d, resume)
+	t.Cleanup(func() {
+		if timer.Stop() {
+			resume()
+		}
+	})
+}

@@ -1,0 +1,218 @@
+package laraq_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/laraq/laraq"
+	"github.com/laraq/laraq/internal/rdb"
+	"github.com/laraq/laraq/internal/testenv"
+)
+
+// stallEnv is an env on a redis-server of its own, which the test may stall, with the
+// short timeouts and go-redis retries under which a stall loses replies.
+func stallEnv(t *testing.T) (*env, *testenv.Redis) {
+	t.Helper()
+	srv := testenv.PrivateRedis(t)
+	client := redis.NewClient(&redis.Options{Addr: srv.Addr, ReadTimeout: 200 * time.Millisecond, WriteTimeout: 200 * time.Millisecond,
+		MaxRetries: 3, MinRetryBackoff: 10 * time.Millisecond, MaxRetryBackoff: 20 * time.Millisecond, PoolSize: 16})
+	t.Cleanup(func() { client.Close() })
+	e := newEnv(t)
+	r, err := rdb.New(client, rdb.Options{Prefix: e.prefix, Cache: rdb.CacheOptions{Keys: rdb.CacheKeys{RedisPrefix: e.prefix}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.client, e.rdb = client, r
+	return e, srv
+}
+
+// runs counts the runs of each invoice id.
+type runs struct {
+	mu sync.Mutex
+	n  map[int64]int
+}
+
+func (r *runs) add(id int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.n == nil {
+		r.n = map[int64]int{}
+	}
+	r.n[id]++
+}
+
+func (r *runs) get() map[int64]int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make(map[int64]int, len(r.n))
+	for k, v := range r.n {
+		out[k] = v
+	}
+	return out
+}
+
+// A Redis stall while a pop is in flight: the pop and go-redis' re-sent copies run when
+// Redis resumes, and their replies are lost. Without pop tickets those jobs stay
+// reserved with no owner, come back after retry_after with an attempt spent, and with
+// one try are failed without having run.
+func TestStalledPopLosesNoJobAndNoAttempt(t *testing.T) {
+	t.Parallel()
+	e, srv := stallEnv(t)
+	const jobs = 20000
+	var ran runs
+	reg := laraq.NewJobs()
+	register(reg, `App\Jobs\SendInvoice`, func(ctx context.Context, cmd *sendInvoice, j *laraq.JobInfo) error {
+		ran.add(cmd.InvoiceID)
+		return nil
+	})
+	var batch [][]byte
+	for i := range jobs {
+		batch = append(batch, job(t, sendInvoice{InvoiceID: int64(i)}, nil))
+		if len(batch) == 1000 {
+			if err := e.rdb.PushBulk(e.ctx, "default", batch); err != nil {
+				t.Fatal(err)
+			}
+			batch = batch[:0]
+		}
+	}
+	cfg := e.config(reg)
+	cfg.Now = nil // reservations must expire on the real clock
+	cfg.Concurrency = 2
+	cfg.Tries = new(1)
+	// Long enough that no reservation of a job that ran expires during the stall (its
+	// score is whole seconds, so it lasts between 3 and 4 s).
+	cfg.RetryAfter = 4 * time.Second
+	cfg.MigrateInterval = 100 * time.Millisecond
+	stop, _ := e.run(e.consumer(cfg))
+	eventually(t, 10*time.Second, "the first jobs", func() bool { return len(ran.get()) > 50 })
+	// A stall may catch the worker acknowledging rather than popping: stall until one
+	// caught a pop.
+	for range 5 {
+		srv.Stall(t, 1500*time.Millisecond)
+		time.Sleep(1800 * time.Millisecond)
+		if strings.Contains(e.logs.String(), "a pop's reply was lost") {
+			break
+		}
+	}
+	eventually(t, 60*time.Second, "every job", func() bool { return len(ran.get())+len(e.store.all()) >= jobs })
+	// Orphaned reservations would expire now and be failed as attempted too many times.
+	time.Sleep(cfg.RetryAfter + time.Second)
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	got := ran.get()
+	for i := range int64(jobs) {
+		if got[i] != 1 {
+			t.Errorf("invoice %d ran %d times", i, got[i])
+		}
+	}
+	for _, f := range e.store.all() {
+		t.Errorf("failed without running: %.120s", f.Exception)
+	}
+	if n := len(e.zset("queues:default:reserved")); n != 0 {
+		t.Errorf("%d jobs left reserved", n)
+	}
+	if !strings.Contains(e.logs.String(), "a pop's reply was lost") {
+		t.Errorf("the stall lost no pop reply; the test did not test anything:\n%s", e.logs.String())
+	}
+}
+
+// A job whose failed row cannot be written (the database is down) stays reserved, its
+// reservation held past retry_after, until the row is written; only then is it deleted.
+func TestFailedRowIsWrittenBeforeTheJobLeavesRedis(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	reg := laraq.NewJobs()
+	reg.HandleFunc(`App\Jobs\SendInvoice`, func(ctx context.Context, j *laraq.JobInfo) error { return fmt.Errorf("boom") })
+	cfg := e.config(reg)
+	cfg.Now = nil
+	cfg.Tries = new(1)
+	cfg.RetryAfter = 2 * time.Second
+	e.store.fail.Store(1 << 30) // the database is down
+	e.push("default", job(t, sendInvoice{InvoiceID: 7}, nil))
+	stop, _ := e.run(e.consumer(cfg))
+	eventually(t, 5*time.Second, "the failure", func() bool { return strings.Contains(e.logs.String(), "writing a failed job failed") })
+	// Well past retry_after the job is still reserved, and never ran again.
+	time.Sleep(3 * time.Second)
+	reserved := e.zset("queues:default:reserved")
+	if len(reserved) != 1 || int64(reserved[0].Score) <= time.Now().Unix() {
+		t.Fatalf("while the database is down: reserved %v (now %d), keys %v", reserved, time.Now().Unix(), e.keys())
+	}
+	e.store.fail.Store(0) // the database is back
+	eventually(t, 10*time.Second, "the failed row", func() bool { return len(e.store.all()) == 1 })
+	eventually(t, 5*time.Second, "the reserved copy deleted", func() bool { return len(e.zset("queues:default:reserved")) == 0 })
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if rows := e.store.all(); len(rows) != 1 || !strings.Contains(rows[0].Exception, "boom") {
+		t.Fatalf("failed rows %v", rows)
+	}
+}
+
+// Stopped while the database is down, the worker keeps to its shutdown grace and leaves
+// the failing job reserved, in Redis, for the next worker.
+func TestStopWhileFailedRowIsPendingKeepsTheGraceAndTheJob(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	reg := laraq.NewJobs()
+	reg.HandleFunc(`App\Jobs\SendInvoice`, func(ctx context.Context, j *laraq.JobInfo) error { return fmt.Errorf("boom") })
+	cfg := e.config(reg)
+	cfg.Tries = new(1)
+	cfg.ShutdownGrace = 500 * time.Millisecond
+	e.store.fail.Store(1 << 30)
+	e.push("default", job(t, sendInvoice{InvoiceID: 7}, nil))
+	stop, _ := e.run(e.consumer(cfg))
+	eventually(t, 5*time.Second, "the failure", func() bool { return strings.Contains(e.logs.String(), "writing a failed job failed") })
+	t0 := time.Now()
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	// Grace, then abandonWait (1 s) and the final second for acknowledgements.
+	if d := time.Since(t0); d > cfg.ShutdownGrace+2500*time.Millisecond {
+		t.Errorf("Run took %v to stop with a %v grace", d, cfg.ShutdownGrace)
+	}
+	if n := len(e.zset("queues:default:reserved")); n != 1 {
+		t.Fatalf("job not left reserved: keys %v", e.keys())
+	}
+	if !strings.Contains(e.logs.String(), "the job stays reserved") {
+		t.Errorf("log does not say where the job is:\n%s", e.logs.String())
+	}
+}
+
+// An acknowledgement whose reply a stall lost, retried, finds the reservation gone: the
+// earlier attempt removed it, and the worker must not claim the job ran too long.
+func TestAckAfterALostReplyIsNotReportedAsExpired(t *testing.T) {
+	t.Parallel()
+	e, srv := stallEnv(t)
+	var stalled atomic.Bool
+	reg := laraq.NewJobs()
+	reg.HandleFunc(`App\Jobs\SendInvoice`, func(ctx context.Context, j *laraq.JobInfo) error {
+		srv.Stall(t, 1500*time.Millisecond)
+		stalled.Store(true)
+		return nil
+	})
+	cfg := e.config(reg)
+	cfg.Now = nil
+	cfg.StopWhenEmpty = true
+	e.push("default", job(t, sendInvoice{InvoiceID: 1}, nil))
+	if err := e.runToEnd(e.consumer(cfg)); err != laraq.ErrQueueEmpty {
+		t.Fatal(err)
+	}
+	logs := e.logs.String()
+	if !stalled.Load() || !strings.Contains(logs, "deleting a finished job failed; retrying") {
+		t.Fatalf("the stall did not make the acknowledgement fail:\n%s", logs)
+	}
+	if strings.Contains(logs, "ran longer than retry_after") || strings.Contains(logs, "level=WARN msg=\"deleting a finished job: the reservation is gone") {
+		t.Errorf("false warning:\n%s", logs)
+	}
+	if keys := e.keys(); len(keys) != 0 {
+		t.Errorf("keys left: %v", keys)
+	}
+}

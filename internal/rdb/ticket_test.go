@@ -1,0 +1,188 @@
+package rdb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/laraq/laraq/internal/testenv"
+)
+
+// ticketKey is the ticket key of owner "w1" in state form.
+const ticketKey = "queues:%Q:laraq-pop:w1"
+
+func ticket(seq int64) Ticket { return Ticket{Owner: "w1", Seq: seq, Keep: 90 * time.Second} }
+
+// kept is the ticket key's value after a reply of triples.
+func kept(seq int64, triples ...string) keyState {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d\n", seq)
+	for _, s := range triples {
+		if s == "" {
+			b.WriteString("~")
+			continue
+		}
+		fmt.Fprintf(&b, "%d:%s", len(s), s)
+	}
+	ks := str(b.String())
+	ks.TTL = 90
+	return ks
+}
+
+func expectPopped(t *testing.T, got []PoppedJob, err error, want ...string) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g []string
+	for _, p := range got {
+		g = append(g, string(p.Job))
+	}
+	if strings.Join(g, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("popped %q, want %q", g, want)
+	}
+}
+
+func TestPopTicket(t *testing.T) {
+	second := `{"id":"2","attempts":0}`
+	runCases(t, []opCase{{
+		name: "the same ticket gets the same jobs and pops nothing more",
+		seed: state{"queues:%Q": list(sampleS8, second), "queues:%Q:notify": ones(2)},
+		run: func(t *testing.T, ctx context.Context, e *env) {
+			got, err := e.r.PopTicket(ctx, e.queue, until, 1, ticket(1))
+			expectPopped(t, got, err, sampleS8)
+			again, err := e.r.PopTicket(ctx, e.queue, until+5, 1, ticket(1))
+			expectPopped(t, again, err, sampleS8)
+			if string(again[0].Reserved) != sampleS8r {
+				t.Fatalf("asked again, reserved %s", again[0].Reserved)
+			}
+		},
+		want: state{"queues:%Q": list(second), "queues:%Q:notify": ones(1),
+			"queues:%Q:reserved": zset(sampleS8r, until), ticketKey: kept(1, sampleS8, sampleS8r, "")},
+	}, {
+		name: "the next sequence number pops the next jobs",
+		seed: state{"queues:%Q": list(sampleS8, second), "queues:%Q:notify": ones(2)},
+		run: func(t *testing.T, ctx context.Context, e *env) {
+			got, err := e.r.PopTicket(ctx, e.queue, until, 1, ticket(1))
+			expectPopped(t, got, err, sampleS8)
+			got, err = e.r.PopTicket(ctx, e.queue, until, 5, ticket(2))
+			expectPopped(t, got, err, second)
+		},
+		want: state{"queues:%Q:reserved": zset(sampleS8r, until, `{"id":"2","attempts":1}`, until),
+			ticketKey: kept(2, second, `{"id":"2","attempts":1}`, "")},
+	}, {
+		name: "a stale copy of an earlier request pops nothing",
+		seed: state{"queues:%Q": list(sampleS8), "queues:%Q:notify": ones(1), ticketKey: kept(7)},
+		run: func(t *testing.T, ctx context.Context, e *env) {
+			got, err := e.r.PopTicket(ctx, e.queue, until, 1, ticket(6))
+			expectPopped(t, got, err)
+		},
+		want: state{"queues:%Q": list(sampleS8), "queues:%Q:notify": ones(1), ticketKey: kept(7)},
+	}, {
+		name: "an empty reply is kept too, so a late copy cannot pop",
+		seed: state{},
+		run: func(t *testing.T, ctx context.Context, e *env) {
+			got, err := e.r.PopTicket(ctx, e.queue, until, 1, ticket(1))
+			expectPopped(t, got, err)
+			e.seed(t, state{"queues:%Q": list(sampleS8), "queues:%Q:notify": ones(1)})
+			got, err = e.r.PopTicket(ctx, e.queue, until, 1, ticket(1))
+			expectPopped(t, got, err)
+		},
+		want: state{"queues:%Q": list(sampleS8), "queues:%Q:notify": ones(1), ticketKey: kept(1)},
+	}, {
+		name: "invalid payloads are replayed with their reason",
+		seed: state{"queues:%Q": list("not json", sampleS8), "queues:%Q:notify": ones(2)},
+		run: func(t *testing.T, ctx context.Context, e *env) {
+			first, err := e.r.PopTicket(ctx, e.queue, until, 2, ticket(3))
+			expectPopped(t, first, err, "not json", sampleS8)
+			again, err := e.r.PopTicket(ctx, e.queue, until, 2, ticket(3))
+			expectPopped(t, again, err, "not json", sampleS8)
+			if again[0].Invalid == nil || again[0].Invalid.Reason != first[0].Invalid.Reason || again[0].Invalid.Reason == "" {
+				t.Fatalf("replayed invalid %+v, first %+v", again[0].Invalid, first[0].Invalid)
+			}
+			if again[1].Invalid != nil || string(again[1].Reserved) != sampleS8r {
+				t.Fatalf("replayed valid job %+v", again[1])
+			}
+			// The kept reply holds Redis' own error text: leave it out of the state compared.
+			mustNoErr(t, e.c.Del(ctx, e.r.keysOf(e.queue).Ticket("w1")).Err())
+		},
+		want: func() state {
+			return state{"queues:%Q:invalid": list("not json"), "queues:%Q:reserved": zset(sampleS8r, until)}
+		}(),
+	}})
+}
+
+// TestPopTicketRecoversALostReply reproduces a Redis stall while a pop is in flight:
+// the client times out, re-sends the pop on a new connection, and both copies run when
+// Redis resumes. PopMany leaves jobs reserved that no reply handed to anyone; PopTicket,
+// asked again with the same ticket, gets exactly the jobs that were reserved.
+func TestPopTicketRecoversALostReply(t *testing.T) {
+	for _, ticketed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("ticket=%v", ticketed), func(t *testing.T) {
+			ctx := context.Background()
+			srv := testenv.PrivateRedis(t)
+			admin := srv.Client(t, 0)
+			// Short timeouts and go-redis' own retries, as in production.
+			c := redis.NewClient(&redis.Options{Addr: srv.Addr, ReadTimeout: 200 * time.Millisecond, MaxRetries: 3,
+				MinRetryBackoff: 10 * time.Millisecond, MaxRetryBackoff: 20 * time.Millisecond})
+			t.Cleanup(func() { c.Close() })
+			prefix := testenv.Prefix(t)
+			r, err := New(c, Options{Prefix: prefix})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := r.LoadScripts(ctx); err != nil {
+				t.Fatal(err)
+			}
+			for i := range 10 {
+				mustNoErr(t, r.Push(ctx, "default", []byte(fmt.Sprintf(`{"id":"%d","attempts":0}`, i))))
+			}
+			// Idle pooled connections let go-redis re-send the timed-out pop at once.
+			var wg sync.WaitGroup
+			for range 4 {
+				wg.Go(func() { c.Do(ctx, "blpop", prefix+"nothing", "0.05") })
+			}
+			wg.Wait()
+			srv.Stall(t, 1500*time.Millisecond)
+			pop := func() ([]PoppedJob, error) {
+				if ticketed {
+					return r.PopTicket(ctx, "default", until, 2, Ticket{Owner: "w", Seq: 1, Keep: time.Minute})
+				}
+				return r.PopMany(ctx, "default", until, 2)
+			}
+			_, err = pop()
+			var ne net.Error
+			if !errors.As(err, &ne) || !ne.Timeout() {
+				t.Fatalf("pop during the stall: %v, want a timeout", err)
+			}
+			time.Sleep(1200 * time.Millisecond) // the stall has ended and the waiting copies ran
+			reserved, err := admin.ZCard(ctx, prefix+"queues:default:reserved").Result()
+			mustNoErr(t, err)
+			got, err := pop()
+			mustNoErr(t, err)
+			if ticketed {
+				if reserved != 2 || len(got) != 2 {
+					t.Fatalf("after the stall %d jobs are reserved and asking again returned %d; want the same 2", reserved, len(got))
+				}
+				for _, p := range got {
+					if err := admin.ZScore(ctx, prefix+"queues:default:reserved", string(p.Reserved)).Err(); err != nil {
+						t.Fatalf("returned job %s is not the reserved one: %v", p.Job, err)
+					}
+				}
+				return
+			}
+			t.Logf("without a ticket the lost pop left %d jobs reserved", reserved)
+			// Without a ticket every copy popped, and no reply handed those jobs to anyone.
+			if reserved < 2 {
+				t.Fatalf("the stall did not leave orphans without a ticket (%d reserved): the reproduction is broken", reserved)
+			}
+		})
+	}
+}
