@@ -49,6 +49,14 @@ type QueueSize struct {
 // Queues lists the queues that have keys under the connection's prefix.
 func (a *Admin) Queues(ctx context.Context) ([]string, error) { return a.rdb.Queues(ctx) }
 
+// Ping checks that the connection's Redis answers.
+func (a *Admin) Ping(ctx context.Context) error {
+	if err := a.conn.Client.Ping(ctx).Err(); err != nil {
+		return fmt.Errorf("redis at %s: %w", ServerOf(a.conn.Client), err)
+	}
+	return nil
+}
+
 // Sizes returns a queue's ready, delayed and reserved counts (queue:monitor's view).
 func (a *Admin) Sizes(ctx context.Context, queue string) (ready, delayed, reserved int64, err error) {
 	return a.rdb.Sizes(ctx, queue)

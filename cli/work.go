@@ -51,7 +51,8 @@ job_status, job_id, job, queue and runtime.
 
 --metrics-addr :9090 serves Prometheus metrics on /metrics (jobs processed, failed,
 released, exceptions and timeouts by queue and class, handler durations, queue depths,
-expired reservations moved back) and /healthz (503 when Redis stopped answering).
+expired reservations moved back) and /healthz (503 within a second of Redis not
+answering, 200 as soon as it answers again).
 
 Stopping: SIGTERM or SIGINT stop taking jobs; jobs in flight get --shutdown-grace to
 finish (a second signal exits at once). SIGUSR2 pauses, SIGCONT resumes.

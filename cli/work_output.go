@@ -68,7 +68,7 @@ func startMetrics(ctx context.Context, addr string, conn *laraq.Connection, queu
 	if err != nil {
 		return nil, err
 	}
-	m, err := metrics.New(metrics.Config{Sizer: admin, Queues: queues})
+	m, err := metrics.New(metrics.Config{Sizer: admin, Pinger: admin, Queues: queues})
 	if err != nil {
 		return nil, err
 	}

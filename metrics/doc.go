@@ -36,5 +36,7 @@
 // one without error came within Config.HealthMaxAge. Otherwise it answers 503 with the
 // reason ("redis unreachable: dial tcp …: connection refused" as soon as a heartbeat
 // reports the error, until one reports none), for container liveness and readiness
-// probes.
+// probes. With Config.Pinger each request also pings Redis (one ping at a time, shared
+// by concurrent requests): a Redis that stalls turns /healthz 503 within
+// Config.HealthProbeTimeout, and it answers 200 as soon as Redis answers again.
 package metrics

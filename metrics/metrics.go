@@ -17,6 +17,8 @@ const (
 	DefaultNamespace     = "laraq"
 	DefaultScrapeTimeout = 2 * time.Second
 	DefaultHealthMaxAge  = time.Minute
+	// DefaultHealthProbeTimeout is Config.HealthProbeTimeout's default.
+	DefaultHealthProbeTimeout = 800 * time.Millisecond
 )
 
 // DefaultBuckets are the handler duration buckets in seconds: 5ms to 10 minutes.
@@ -73,6 +75,11 @@ type QueueSizer interface {
 	Sizes(ctx context.Context, queue string) (ready, delayed, reserved int64, err error)
 }
 
+// Pinger checks that Redis answers (*laraq.Admin is one).
+type Pinger interface {
+	Ping(ctx context.Context) error
+}
+
 // Config configures Metrics.
 type Config struct {
 	// Namespace prefixes every metric name. Default DefaultNamespace.
@@ -91,6 +98,14 @@ type Config struct {
 	// HealthMaxAge is how recent the last loop heartbeat and the last Redis answer must
 	// be for /healthz to report healthy. Default DefaultHealthMaxAge.
 	HealthMaxAge time.Duration
+	// Pinger, when set, is asked at every /healthz request whether Redis answers, so the
+	// answer turns 503 within HealthProbeTimeout of Redis stalling and 200 as soon as
+	// it answers again, whatever the worker loop is doing. Default nil: /healthz
+	// relies on the loop's heartbeats alone.
+	Pinger Pinger
+	// HealthProbeTimeout is how long /healthz waits for Pinger. Default
+	// DefaultHealthProbeTimeout.
+	HealthProbeTimeout time.Duration
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
 }
@@ -113,6 +128,7 @@ type Metrics struct {
 	lastRedis time.Time
 	lastErr   error
 	attempts  map[any]string // attempts running now -> their queue label
+	probing   *probe         // the Pinger call in flight, if any
 }
 
 // New returns Metrics with every metric registered in a new registry.
@@ -128,6 +144,9 @@ func New(cfg Config) (*Metrics, error) {
 	}
 	if cfg.HealthMaxAge <= 0 {
 		cfg.HealthMaxAge = DefaultHealthMaxAge
+	}
+	if cfg.HealthProbeTimeout <= 0 {
+		cfg.HealthProbeTimeout = DefaultHealthProbeTimeout
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now

@@ -27,7 +27,7 @@ func (m *Metrics) Handler() http.Handler {
 		prom.ServeHTTP(w, r)
 	})
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
-		h := m.Health()
+		h := m.Check(r.Context())
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "no-store")
 		if !h.Healthy {
