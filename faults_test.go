@@ -2,6 +2,7 @@ package laraq_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -214,5 +215,58 @@ func TestAckAfterALostReplyIsNotReportedAsExpired(t *testing.T) {
 	}
 	if keys := e.keys(); len(keys) != 0 {
 		t.Errorf("keys left: %v", keys)
+	}
+}
+
+// aclUser creates a Redis ACL user with password pass on the shared server (the
+// default user is left alone) and returns its name.
+func aclUser(t *testing.T, e *env, pass string) string {
+	t.Helper()
+	user := "lq" + testenv.RandomName(6)
+	if err := e.client.Do(e.ctx, "acl", "setuser", user, "on", ">"+pass, "~*", "&*", "+@all").Err(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.client.Do(context.Background(), "acl", "deluser", user) })
+	return user
+}
+
+// A worker whose credentials Redis stops accepting (the password was rotated) stops with
+// a *RedisAuthError naming the server, instead of retrying forever.
+func TestWorkerStopsOnRefusedCredentials(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	user := aclUser(t, e, "first-secret")
+	client := redis.NewClient(&redis.Options{Addr: e.client.Options().Addr, Username: user, Password: "first-secret"})
+	t.Cleanup(func() { client.Close() })
+	reg := laraq.NewJobs()
+	ran := make(chan struct{}, 1)
+	reg.HandleFunc(`App\Jobs\SendInvoice`, func(ctx context.Context, j *laraq.JobInfo) error { ran <- struct{}{}; return nil })
+	cfg := e.config(reg)
+	w, err := newWorker(client, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.push("default", job(t, sendInvoice{}, nil))
+	result := make(chan error, 1)
+	go func() { result <- w.Run(e.ctx) }()
+	<-ran
+	// Rotate the password and drop the worker's connections.
+	if err := e.client.Do(e.ctx, "acl", "setuser", user, "resetpass", ">second-secret").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.client.Do(e.ctx, "client", "kill", "user", user).Err(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-result:
+		var ae *laraq.RedisAuthError
+		if !errors.As(err, &ae) || ae.Server != e.client.Options().Addr+"/0" {
+			t.Fatalf("Run returned %v, want a *RedisAuthError naming %s/0", err, e.client.Options().Addr)
+		}
+		if strings.Contains(err.Error(), "secret") {
+			t.Fatalf("error shows the password: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("worker still running with refused credentials:\n%s", e.logs.String())
 	}
 }

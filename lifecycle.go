@@ -399,7 +399,8 @@ func retryDelay(n int) time.Duration {
 
 // retry runs op, one step of handling job jr, until it succeeds, the worker's
 // acknowledgement context ends (at the end of the shutdown grace), or jr's reservation
-// has expired (then no step of it is worth doing: another worker may have the job). It
+// has expired (then no step of it is worth doing: another worker may have the job), or
+// Redis refuses the credentials (nothing changes that but an operator). It
 // backs off between attempts and logs each failure. lost reports that an attempt
 // failed: it may have run on the server without its reply arriving.
 func (c *Worker) retry(r *run, jr *jobRun, what string, op func(context.Context) error) (lost bool, err error) {
@@ -408,7 +409,7 @@ func (c *Worker) retry(r *run, jr *jobRun, what string, op func(context.Context)
 			return lost, nil
 		}
 		lost = true
-		if r.ackCtx.Err() != nil || !time.Now().Add(retryDelay(n)).Before(jr.expiry().Add(retryMax)) {
+		if r.ackCtx.Err() != nil || isAuthError(err) || !time.Now().Add(retryDelay(n)).Before(jr.expiry().Add(retryMax)) {
 			return lost, err
 		}
 		d := retryDelay(n)

@@ -45,6 +45,13 @@ func (c *Worker) loop(r *run) error {
 		}
 
 		got, active, err := c.fetch(r, n)
+		if isAuthError(err) {
+			// A wrong password does not get better by retrying: stop, naming the server.
+			c.giveBack(r, n)
+			r.redisCall(r.ctx, err)
+			c.beat(r)
+			return authError(c.conn.Client, err)
+		}
 		if err != nil {
 			redisFails++
 			c.giveBack(r, n)
@@ -330,7 +337,7 @@ func (c *Worker) settleAtStop(r *run) {
 			return
 		}
 		d := retryDelay(n)
-		if r.ackCtx.Err() != nil || !time.Now().Add(d).Before(p.expires) {
+		if r.ackCtx.Err() != nil || isAuthError(err) || !time.Now().Add(d).Before(p.expires) {
 			c.log.Error("a pop's reply was lost and Redis did not answer again before the worker stopped; its jobs, if any, stay reserved until retry_after",
 				"queue", p.queue, "err", err)
 			return

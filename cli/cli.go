@@ -5,11 +5,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"sort"
 	"strings"
 
 	"github.com/laraq/laraq"
+	"github.com/redis/go-redis/v9"
 )
 
 // Command is one `laraq` subcommand.
@@ -73,6 +75,10 @@ func Main(ctx context.Context, args []string, opts ...Option) int {
 	if app.Jobs == nil {
 		app.Jobs = laraq.NewJobs()
 	}
+	// go-redis writes its own lines (dial failures, pool notices) with the standard log
+	// package; they go to this program's stderr as log records instead (`work` then
+	// switches them to its --log-format).
+	redis.SetLogger(laraq.RedisLog{Logger: slog.New(slog.NewTextHandler(app.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		if len(args) > 1 {
 			if c, ok := app.command(args[1]); ok {

@@ -15,6 +15,7 @@ import (
 	"github.com/laraq/laraq"
 	"github.com/laraq/laraq/artisanlog"
 	"github.com/laraq/laraq/laravel"
+	"github.com/redis/go-redis/v9"
 )
 
 func init() {
@@ -157,6 +158,8 @@ func runWork(ctx context.Context, app *App, args []string) int {
 		return app.errorf("%v", err)
 	}
 	logger := out.log
+	// go-redis' own lines (dial failures, pool notices) join the log, in its format.
+	redis.SetLogger(laraq.RedisLog{Logger: logger})
 	cfg, err := w.config()
 	if err != nil {
 		return app.errorf("%v", err)

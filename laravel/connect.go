@@ -71,6 +71,11 @@ func (c *Config) Connect(ctx context.Context, opts ConnectOptions) (*laraq.Conne
 	if cache != queue {
 		conn.Owned = append(conn.Owned, cache)
 	}
+	// Refused credentials fail at once; a server that does not answer yet is waited for.
+	if err := conn.CheckCredentials(ctx); err != nil {
+		conn.Close()
+		return nil, err
+	}
 	if opts.WithoutFailedStore {
 		return conn, nil
 	}

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
+	"net"
 	"net/http"
 	"regexp"
 	"strings"
@@ -63,4 +65,62 @@ func TestWorkHealthWithinASecondOfAStall(t *testing.T) {
 	if rc := <-done; rc != 0 {
 		t.Fatalf("exit %d\n%s", rc, stderr.String())
 	}
+}
+
+// TestRefusedCredentialsFailFast: with a wrong Redis password every command, `work`
+// included, fails at once with one line naming the server and not the password.
+func TestRefusedCredentialsFailFast(t *testing.T) {
+	srv := testenv.RedisServer(t)
+	admin := srv.Client(t, 0)
+	user := "lq" + testenv.RandomName(6)
+	if err := admin.Do(t.Context(), "acl", "setuser", user, "on", ">right-pw", "~*", "&*", "+@all").Err(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { admin.Do(context.Background(), "acl", "deluser", user) })
+	url := "redis://" + user + ":wrong-pw@" + srv.Addr + "/0"
+	for _, args := range [][]string{
+		{"stats", "--redis", url},
+		{"clear", "--redis", url, "--force", "default"},
+		{"work", "--redis", url, "--database", "null", "--log-format", "json"},
+	} {
+		t.Run(args[0], func(t *testing.T) {
+			t0 := time.Now()
+			_, stderr, rc := runCLI(t, nil, args...)
+			if rc != 1 || time.Since(t0) > 3*time.Second {
+				t.Fatalf("exit %d after %v, want 1 at once:\n%s", rc, time.Since(t0), stderr)
+			}
+			last := strings.TrimSpace(stderr)
+			if i := strings.LastIndexByte(last, '\n'); i >= 0 {
+				last = last[i+1:]
+			}
+			if !strings.Contains(last, "redis at "+srv.Addr+"/0 refused the credentials") || strings.Contains(stderr, "wrong-pw") {
+				t.Fatalf("stderr:\n%s", stderr)
+			}
+		})
+	}
+}
+
+// TestWorkLogIsAllJSONWithRedisDown: with Redis unreachable, every line `work
+// --log-format json` writes to stderr is JSON, go-redis' own lines included.
+func TestWorkLogIsAllJSONWithRedisDown(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // nothing listens there now
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, stderr, done := mainAsync(ctx, []string{"work", "--redis", "redis://" + addr + "/0", "--database", "null",
+		"--log-format", "json", "--concurrency", "4"}, WithJobs(laraq.NewJobs()))
+	waitFor(t, "go-redis' own complaint", func() bool { return strings.Contains(stderr.String(), `"source":"go-redis"`) })
+	cancel()
+	<-done
+	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+	for _, line := range lines {
+		if !json.Valid([]byte(line)) {
+			t.Errorf("not JSON: %s", line)
+		}
+	}
+	t.Logf("%d stderr lines, all JSON", len(lines))
 }
