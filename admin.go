@@ -221,14 +221,3 @@ func (a *Admin) Retry(ctx context.Context, id string) (RetryResult, error) {
 	}
 	return res, nil
 }
-
-// Invalid returns the payloads laraq set aside in a queue's invalid list (payloads the pop
-// script cannot reserve, which a PHP worker would lose), oldest first.
-func (a *Admin) Invalid(ctx context.Context, queue string) ([][]byte, error) {
-	return a.rdb.Invalid(ctx, queue)
-}
-
-// ClearInvalid deletes a queue's invalid list and returns how many payloads it held.
-func (a *Admin) ClearInvalid(ctx context.Context, queue string) (int64, error) {
-	return a.rdb.ClearInvalid(ctx, queue)
-}

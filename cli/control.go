@@ -139,7 +139,8 @@ const clearUsage = `clear [flags] [QUEUE]
 
 Deletes every job of QUEUE (default --queue, else REDIS_QUEUE, else "default"): ready,
 delayed and reserved, with their notify tokens, in one step as 'php artisan queue:clear'
-does, and prints how many there were. Jobs running now finish, but cannot be released or
+does, and prints how many there were. Payloads laraq set aside as unreservable (see
+'laraq invalid') are deleted too. Jobs running now finish, but cannot be released or
 retried afterwards. Asks for confirmation unless --force.`
 
 func runClear(ctx context.Context, app *App, args []string) int {
@@ -181,5 +182,12 @@ func runClear(ctx context.Context, app *App, args []string) int {
 		return app.errorf("clear %s: %v", queue, err)
 	}
 	fmt.Fprintf(app.Stdout, "Cleared %d jobs from the [%s] queue\n", n, queue)
+	aside, err := admin.ClearInvalid(ctx, queue)
+	if err != nil {
+		return app.errorf("clear the set-aside payloads of %s: %v", queue, err)
+	}
+	if aside > 0 {
+		fmt.Fprintf(app.Stdout, "Deleted %d set-aside payloads of the [%s] queue\n", aside, queue)
+	}
 	return 0
 }

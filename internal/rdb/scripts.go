@@ -30,6 +30,8 @@ var (
 	clearSrc string
 	//go:embed extend.lua
 	extendSrc string
+	//go:embed requeue_invalid.lua
+	requeueInvalidSrc string
 )
 
 var (
@@ -41,9 +43,12 @@ var (
 	sizesScript     = redis.NewScript(sizesSrc)
 	clearScript     = redis.NewScript(clearSrc)
 	extendScript    = redis.NewScript(extendSrc)
+
+	requeueInvalidScript = redis.NewScript(requeueInvalidSrc)
 )
 
 // allScripts lists every script, for LoadScripts.
 var allScripts = []*redis.Script{
 	pushScript, popScript, migrateScript, releaseScript, unreserveScript, sizesScript, clearScript, extendScript,
+	requeueInvalidScript,
 }
