@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/laraq/laraq/phpser"
 )
@@ -58,7 +59,7 @@ func (c *Worker) continueChain(r *run, jr *jobRun) error {
 		return fmt.Errorf("dispatching the next job of the chain (%s): %w", next.Class(), err)
 	}
 	if _, err := c.retry(r, jr, "dispatching the next job of a chain", func(ctx context.Context) error {
-		return c.chain.Enqueue(ctx, m)
+		return c.chain.enqueueOnce(ctx, m, max(2*c.reservation(), time.Minute))
 	}); err != nil {
 		return fmt.Errorf("dispatching the next job of the chain (%s): %w", next.Class(), err)
 	}

@@ -49,7 +49,7 @@ const chainRequest = `{"class":"App\\Jobs\\GoStep","props":{"step":1},` +
 func queued(t *testing.T, ctx context.Context, srv *testenv.Redis, prefix string, now int64) map[string]string {
 	t.Helper()
 	c := srv.Client(t, 0)
-	keys, err := testenv.Keys(ctx, c, prefix)
+	keys, err := testenv.AppKeys(ctx, c, prefix)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -353,7 +353,7 @@ func runOnRedis(t *testing.T, srv *testenv.Redis, raw []byte, env *payload.Envel
 	case len(store.recs) != 0:
 		t.Errorf("unexpected failed records %q", store.recs)
 	}
-	keys, err := testenv.Keys(ctx, client, prefix)
+	keys, err := testenv.AppKeys(ctx, client, prefix)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -420,7 +420,7 @@ func runReleasedOnPHP(t *testing.T, srv *testenv.Redis, raw []byte, env *payload
 		t.Errorf("PHP ran %s attempt %d from %.80s; want %s attempt %d from the released bytes %.80s",
 			first.Class, first.Attempts, first.Raw, wantClass, env.Attempts+2, released[0])
 	}
-	if keys, _ := testenv.Keys(ctx, client, prefix); len(keys) != 0 {
+	if keys, _ := testenv.AppKeys(ctx, client, prefix); len(keys) != 0 {
 		t.Errorf("keys left after PHP ran it: %v", keys)
 	}
 }

@@ -358,6 +358,19 @@ func (p *Dispatcher) Enqueue(ctx context.Context, m *Message) error {
 	return nil
 }
 
+// enqueueOnce is Enqueue made safe to retry (rdb.PushOnce): a chain's next job, pushed
+// again after an error whose outcome is unknown, is not made ready twice. A delayed job
+// is a ZADD, which a repetition only repeats.
+func (p *Dispatcher) enqueueOnce(ctx context.Context, m *Message, keep time.Duration) error {
+	if m.Delayed {
+		return p.Enqueue(ctx, m)
+	}
+	if _, err := p.rdb.PushOnce(ctx, m.Queue, m.Payload, m.ID, keep); err != nil {
+		return fmt.Errorf("laraq: pushing to queue %s: %w", m.Queue, err)
+	}
+	return nil
+}
+
 // DispatchBulk prepares every job as Dispatch would (same options for all) and pushes
 // them with few round trips: the ready jobs of each queue in one atomic call (each with
 // its notify token, in order), the delayed ones in one pipeline of ZADDs.

@@ -15,6 +15,8 @@ import (
 //	PREFIX + "queues:" + NAME + ":invalid"  list  laraq only: payloads the pop script could not reserve
 //	PREFIX + "queues:" + NAME + ":laraq-pop:" + OWNER
 //	                                        string laraq only: one worker's last pop reply (see pop.lua), with a TTL
+//	PREFIX + "queues:" + NAME + ":laraq-push:" + ID
+//	                                        string laraq only: a guarded push of the job with this id was done (see push_once.lua), with a TTL
 //
 // PREFIX is the Redis connection prefix (config/database.php redis.options.prefix). PHP's
 // clients (phpredis OPT_PREFIX, predis' prefix processor) add it to every key, including
@@ -27,7 +29,9 @@ const (
 	suffixReserved = ":reserved"
 	suffixNotify   = ":notify"
 	suffixInvalid  = ":invalid"
-	ticketSegment  = ":laraq-pop:"
+	laraqSegment   = ":laraq-" // laraq's own keys extend a queue key with it
+	ticketSegment  = laraqSegment + "pop:"
+	guardSegment   = laraqSegment + "push:"
 )
 
 // QueueKeys holds the Redis keys of one queue, connection prefix included.
@@ -66,6 +70,9 @@ func NewQueueKeys(prefix, name string, hashTags bool) QueueKeys {
 // Ticket is the key of owner's pop tickets on this queue (see pop.lua). It extends the
 // queue key, so it carries the queue's hash tag and lives in the queue's cluster slot.
 func (k QueueKeys) Ticket(owner string) string { return k.Queue + ticketSegment + owner }
+
+// PushGuard is the key a guarded push of the job with this id sets (see push_once.lua).
+func (k QueueKeys) PushGuard(id string) string { return k.Queue + guardSegment + id }
 
 // HasHashTag reports whether s contains a Redis Cluster hash tag: a '{' followed later by
 // a '}' with at least one byte between them (the first '{' and the first '}' after it
@@ -107,7 +114,7 @@ func QueueNameFromKey(prefix, key string) (name string, ok bool) {
 	if !ok || rest == "" {
 		return "", false
 	}
-	if base, _, cut := strings.Cut(rest, ticketSegment); cut {
+	if base, _, cut := strings.Cut(rest, laraqSegment); cut {
 		return base, base != ""
 	}
 	for _, suffix := range []string{suffixDelayed, suffixReserved, suffixNotify, suffixInvalid} {

@@ -19,6 +19,22 @@ func (r *RDB) Push(ctx context.Context, queue string, payload []byte) error {
 	return nil
 }
 
+// PushOnce makes payload ready like Push, unless a PushOnce with the same id did so in
+// the last keep (see push_once.lua): a push retried after an error whose outcome is
+// unknown cannot make the job ready twice. id is the job's (unique) payload id.
+func (r *RDB) PushOnce(ctx context.Context, queue string, payload []byte, id string, keep time.Duration) (pushed bool, err error) {
+	k := r.keysOf(queue)
+	secs := int64((keep + time.Second - 1) / time.Second)
+	if secs < 1 {
+		secs = 1
+	}
+	n, err := pushOnceScript.Run(ctx, r.client, []string{k.Queue, k.Notify, k.PushGuard(id)}, payload, secs).Int64()
+	if err != nil {
+		return false, fmt.Errorf("rdb: push to queue %q: %w", queue, err)
+	}
+	return n == 1, nil
+}
+
 // PushBulk makes all payloads ready, in order, atomically: either all are pushed (each with
 // its notify token) or none — the effect of Laravel's bulk(), which runs its pushes in
 // MULTI/EXEC. It is one script call, so a very large batch holds the server for its

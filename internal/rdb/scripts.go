@@ -32,6 +32,8 @@ var (
 	extendSrc string
 	//go:embed requeue_invalid.lua
 	requeueInvalidSrc string
+	//go:embed push_once.lua
+	pushOnceSrc string
 )
 
 var (
@@ -45,10 +47,11 @@ var (
 	extendScript    = redis.NewScript(extendSrc)
 
 	requeueInvalidScript = redis.NewScript(requeueInvalidSrc)
+	pushOnceScript       = redis.NewScript(pushOnceSrc)
 )
 
 // allScripts lists every script, for LoadScripts.
 var allScripts = []*redis.Script{
 	pushScript, popScript, migrateScript, releaseScript, unreserveScript, sizesScript, clearScript, extendScript,
-	requeueInvalidScript,
+	requeueInvalidScript, pushOnceScript,
 }

@@ -186,3 +186,50 @@ func TestPopTicketRecoversALostReply(t *testing.T) {
 		})
 	}
 }
+
+func TestPushOnce(t *testing.T) {
+	runCases(t, []opCase{{
+		name: "a second push with the same id pushes nothing",
+		seed: state{},
+		run: func(t *testing.T, ctx context.Context, e *env) {
+			pushed, err := e.r.PushOnce(ctx, e.queue, []byte(sampleS8), "id1", 90*time.Second)
+			expectBool(t, "first push", pushed, err, true)
+			pushed, err = e.r.PushOnce(ctx, e.queue, []byte(sampleS8), "id1", 90*time.Second)
+			expectBool(t, "second push", pushed, err, false)
+			pushed, err = e.r.PushOnce(ctx, e.queue, []byte(sampleS12), "id2", 90*time.Second)
+			expectBool(t, "another job", pushed, err, true)
+		},
+		want: state{"queues:%Q": list(sampleS8, sampleS12), "queues:%Q:notify": ones(2),
+			"queues:%Q:laraq-push:id1": func() keyState { k := str("1"); k.TTL = 90; return k }(),
+			"queues:%Q:laraq-push:id2": func() keyState { k := str("1"); k.TTL = 90; return k }()},
+	}})
+}
+
+// A push whose reply a stall lost, repeated as a worker repeats a chain's push, makes the
+// job ready once however many copies ran.
+func TestPushOnceThroughAStall(t *testing.T) {
+	ctx := context.Background()
+	srv := testenv.PrivateRedis(t)
+	admin := srv.Client(t, 0)
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr, ReadTimeout: 200 * time.Millisecond, MaxRetries: 3,
+		MinRetryBackoff: 10 * time.Millisecond, MaxRetryBackoff: 20 * time.Millisecond})
+	t.Cleanup(func() { c.Close() })
+	r, err := New(c, Options{Prefix: "p:"})
+	mustNoErr(t, err)
+	mustNoErr(t, r.LoadScripts(ctx))
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() { c.Do(ctx, "blpop", "p:nothing", "0.05") })
+	}
+	wg.Wait()
+	srv.Stall(t, 1500*time.Millisecond)
+	if _, err := r.PushOnce(ctx, "default", []byte(sampleS8), "job1", time.Minute); err == nil {
+		t.Fatal("push during the stall answered")
+	}
+	time.Sleep(1200 * time.Millisecond)
+	pushed, err := r.PushOnce(ctx, "default", []byte(sampleS8), "job1", time.Minute)
+	mustNoErr(t, err)
+	if n, _ := admin.LLen(ctx, "p:queues:default").Result(); n != 1 || pushed {
+		t.Fatalf("%d copies ready after the stall (repeat pushed: %v), want 1", n, pushed)
+	}
+}
