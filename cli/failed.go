@@ -87,7 +87,7 @@ func runFailed(ctx context.Context, app *App, args []string) int {
 	if err != nil {
 		return app.errorf("%v", err)
 	}
-	conn, err := af.connect(ctx, cfg, laravel.ConnectOptions{})
+	conn, err := af.connect(ctx, cfg, laravel.ConnectOptions{WithoutRedisCheck: sub != "retry"})
 	if err != nil {
 		return app.errorf("%v", err)
 	}

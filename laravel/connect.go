@@ -56,6 +56,10 @@ type ConnectOptions struct {
 	WithoutFailedStore bool
 	// Logger receives the failed-job store's warnings. Default slog.Default().
 	Logger *slog.Logger
+	// WithoutRedisCheck skips the credentials check (Connection.CheckCredentials), for
+	// what may not use Redis at all, such as listing failed jobs. Default false: refused
+	// credentials fail Connect at once.
+	WithoutRedisCheck bool
 }
 
 // Connect opens the clients and the failed-job store of this configuration and returns
@@ -72,9 +76,11 @@ func (c *Config) Connect(ctx context.Context, opts ConnectOptions) (*laraq.Conne
 		conn.Owned = append(conn.Owned, cache)
 	}
 	// Refused credentials fail at once; a server that does not answer yet is waited for.
-	if err := conn.CheckCredentials(ctx); err != nil {
-		conn.Close()
-		return nil, err
+	if !opts.WithoutRedisCheck {
+		if err := conn.CheckCredentials(ctx); err != nil {
+			conn.Close()
+			return nil, err
+		}
 	}
 	if opts.WithoutFailedStore {
 		return conn, nil
