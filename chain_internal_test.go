@@ -219,33 +219,50 @@ func TestNextInChainLeavesDefaultsOut(t *testing.T) {
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
-// FuzzNextInChain feeds arbitrary chain elements to nextInChain: it must never panic, and
-// whatever it accepts must serialize and decode back to an object.
+// FuzzNextInChain feeds arbitrary chain elements to nextInChain on an 8.x and a 13.x
+// release, with and without a Go type for the class: it must never panic, and whatever it
+// accepts must serialize and decode back to an object, as must the object PHP would hold.
 func FuzzNextInChain(f *testing.F) {
 	for _, s := range []string{
 		`O:10:"App\Jobs\S":2:{s:4:"step";i:2;s:7:"chained";a:0:{}}`,
+		`O:10:"App\Jobs\S":1:{s:4:"step";i:2;}`,
+		`O:10:"App\Jobs\S":2:{s:5:"tries";s:1:"x";s:12:"debounceOwner";s:1:"o";}`,
 		`O:1:"S":3:{s:1:"a";O:1:"X":0:{}s:1:"b";r:2;s:7:"chained";a:0:{}}`,
 		`O:1:"S":3:{s:1:"a";O:1:"X":0:{}s:7:"chained";a:0:{}s:1:"b";r:2;}`,
 		`O:1:"S":2:{s:5:"queue";s:1:"0";s:10:"connection";R:2;}`,
 		`b:1;`, `garbage`, ``,
 	} {
-		f.Add(s, "chainq")
+		f.Add(s, "chainq", uint8(0))
+		f.Add(s, "", uint8(3))
 	}
-	f.Fuzz(func(t *testing.T, first, chainQueue string) {
+	f.Fuzz(func(t *testing.T, first, chainQueue string, mode uint8) {
+		rel := l8
+		if mode&1 != 0 {
+			rel = Release{Major: 13, Minor: 26, Patch: 1}
+		}
+		var typeOf func(string) reflect.Type
+		if mode&2 != 0 {
+			typeOf = func(string) reflect.Type { return reflect.TypeFor[chainedJob]() }
+		}
 		cmd := phpser.NewObject(`App\Jobs\S`,
 			phpser.PublicProp("chainQueue", phpser.String(chainQueue)),
 			phpser.PublicProp("chained", phpser.List(phpser.String(first), phpser.String("N;"))))
-		next, err := nextInChain(cmd, l8, nil)
+		next, err := nextInChain(cmd, rel, typeOf)
 		if err != nil {
 			return
 		}
-		b, err := phpser.Encode(next.cmd.out)
-		if err != nil {
-			t.Fatalf("accepted %q but cannot serialize the next job: %v", first, err)
+		for _, v := range []*phpser.Value{next.cmd.out, next.cmd.live} {
+			b, err := phpser.Encode(v)
+			if err != nil {
+				t.Fatalf("accepted %q but cannot serialize the next job: %v", first, err)
+			}
+			back, err := phpser.Decode(b)
+			if err != nil || back.Kind() != phpser.KindObject {
+				t.Fatalf("accepted %q, wrote %q which does not decode to an object: %v", first, b, err)
+			}
 		}
-		back, err := phpser.Decode(b)
-		if err != nil || back.Kind() != phpser.KindObject {
-			t.Fatalf("accepted %q, wrote %q which does not decode to an object: %v", first, b, err)
+		if _, err := deriveMeta(next.cmd.live, next.cmd.methods, rel, time.Unix(0, 0)); err != nil {
+			return // metadata PHP could not write either (an array $tries, ...): an error, not a panic
 		}
 	})
 }

@@ -181,88 +181,99 @@ func negZero() float64 { z := 0.0; return -z }
 // the release's own Worker runs every one, its command what Go meant.
 func TestMatrixGoDispatchesPHPRuns(t *testing.T) {
 	srv := testenv.RedisServer(t)
-	testenv.ForEachMajor(t, func(t *testing.T, major int) {
-		ctx := context.Background()
-		rel := peerRelease(t, major)
-		phpPrefix, goPrefix := testenv.Prefix(t), testenv.Prefix(t)
-		var cases []goDispatch
-		var reqs []string
-		for _, c := range goDispatches(major) {
-			if major >= c.min {
-				cases = append(cases, c)
-				reqs = append(reqs, c.php)
-			}
-		}
-		got := testenv.PHPEnv{Major: major, Redis: srv, Prefix: phpPrefix, CacheDB: major}.Dispatch(t, matrixArgs(major), reqs...)
+	testenv.ForEachMajor(t, func(t *testing.T, major int) { matrixGoDispatchesPHPRuns(t, srv, major, "", peerRelease(t, major)) })
+	// 13.4.0 has neither debounceOwner (13.6) nor uniqueLockOwner (13.24).
+	t.Run("L13.4", func(t *testing.T) {
+		t.Parallel()
+		testenv.NeedPeerTree(t, 13, "13.4")
+		matrixGoDispatchesPHPRuns(t, srv, 13, "13.4", mustRelease(t, "13.4.0"))
+	})
+}
 
-		cfg := dispatchSetup{Prefix: goPrefix, Release: rel, Now: fixedClock(0)}
-		fixedIDs(&cfg)
-		d, err := newDispatcher(srv.Client(t, 0), cfg)
+func matrixGoDispatchesPHPRuns(t *testing.T, srv *testenv.Redis, major int, tree string, rel laraq.Release) {
+	cacheDB := major // ShouldBeUnique locks of one run must not meet another's
+	if tree != "" {
+		cacheDB = 14
+	}
+	ctx := context.Background()
+	phpPrefix, goPrefix := testenv.Prefix(t), testenv.Prefix(t)
+	var cases []goDispatch
+	var reqs []string
+	for _, c := range goDispatches(major) {
+		if major >= c.min {
+			cases = append(cases, c)
+			reqs = append(reqs, c.php)
+		}
+	}
+	got := testenv.PHPEnv{Major: major, Tree: tree, Redis: srv, Prefix: phpPrefix, CacheDB: cacheDB, Client: matrixClient(major, 0)}.Dispatch(t, matrixArgs(major), reqs...)
+
+	cfg := dispatchSetup{Prefix: goPrefix, Release: rel, Now: fixedClock(0)}
+	fixedIDs(&cfg)
+	d, err := newDispatcher(srv.Client(t, 0), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent := map[string]goDispatch{} // job id → case
+	for i, c := range cases {
+		m, err := d.Prepare(c.job, c.opts...)
 		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		p := got[i]
+		sameExceptIDs(t, fmt.Sprintf("%s %s", rel, c.name), m.Payload, []byte(p.Payload))
+		if p.Queue != m.Queue || p.Delayed != m.Delayed || m.Delayed && (p.Score == nil || *p.Score != m.AvailableAt) {
+			t.Errorf("%s: Laravel queued on %q (delayed %v, score %v), Go on %q (delayed %v, at %d)", c.name, p.Queue, p.Delayed, p.Score, m.Queue, m.Delayed, m.AvailableAt)
+		}
+		env, err := payload.Parse(m.Payload)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if c.check != nil {
+			c.check(t, rel, env)
+		}
+		if c.noRun {
+			continue
+		}
+		if err := d.Enqueue(ctx, m); err != nil {
 			t.Fatal(err)
 		}
-		sent := map[string]goDispatch{} // job id → case
-		for i, c := range cases {
-			m, err := d.Prepare(c.job, c.opts...)
-			if err != nil {
-				t.Fatalf("%s: %v", c.name, err)
-			}
-			p := got[i]
-			sameExceptIDs(t, fmt.Sprintf("%s %s", rel, c.name), m.Payload, []byte(p.Payload))
-			if p.Queue != m.Queue || p.Delayed != m.Delayed || m.Delayed && (p.Score == nil || *p.Score != m.AvailableAt) {
-				t.Errorf("%s: Laravel queued on %q (delayed %v, score %v), Go on %q (delayed %v, at %d)", c.name, p.Queue, p.Delayed, p.Score, m.Queue, m.Delayed, m.AvailableAt)
-			}
-			env, err := payload.Parse(m.Payload)
-			if err != nil {
-				t.Fatalf("%s: %v", c.name, err)
-			}
-			if c.check != nil {
-				c.check(t, rel, env)
-			}
-			if c.noRun {
-				continue
-			}
-			if err := d.Enqueue(ctx, m); err != nil {
-				t.Fatal(err)
-			}
-			sent[m.ID] = c
-		}
-		if t.Failed() {
-			return
-		}
+		sent[m.ID] = c
+	}
+	if t.Failed() {
+		return
+	}
 
-		// The release's Worker runs what Go queued (and the chains' next jobs).
-		records := recordFile(t)
-		penv := testenv.PHPEnv{Major: major, Redis: srv, Prefix: goPrefix, CacheDB: major, Record: records, FailedDB: testenv.SQLite(t)}
-		out := runWorker(t, penv, 60*time.Second, "--queue=default,emails", "--stop-when-empty", "--sleep=0",
-			fmt.Sprint("--now=", matrixNow.Add(time.Minute).Unix()))
-		if strings.Contains(out, "Failed:") {
-			t.Fatalf("Laravel's worker failed jobs Go queued:\n%s", out)
+	// The release's Worker runs what Go queued (and the chains' next jobs).
+	records := recordFile(t)
+	penv := testenv.PHPEnv{Major: major, Tree: tree, Redis: srv, Prefix: goPrefix, CacheDB: cacheDB, Record: records, FailedDB: testenv.SQLite(t), Client: matrixClient(major, 0)}
+	out := runWorker(t, penv, 60*time.Second, "--queue=default,emails", "--stop-when-empty", "--sleep=0",
+		fmt.Sprint("--now=", matrixNow.Add(time.Minute).Unix()))
+	if strings.Contains(out, "Failed:") {
+		t.Fatalf("Laravel's worker failed jobs Go queued:\n%s", out)
+	}
+	ran := map[string]bool{}
+	for _, rec := range readRecords(t, records) {
+		if rec.ID == nil || rec.Event != "handle" {
+			continue
 		}
-		ran := map[string]bool{}
-		for _, rec := range readRecords(t, records) {
-			if rec.ID == nil || rec.Event != "handle" {
-				continue
-			}
-			c, ok := sent[*rec.ID]
-			if !ok {
-				continue // a chain's next job, dispatched by PHP
-			}
-			ran[*rec.ID] = true
-			want := readBack(t, c.job, rec.Raw)
-			for _, diff := range compareRecord(rec.Class, rec.Props, want) {
-				t.Errorf("%s %s: %s", rel, c.name, diff)
-			}
+		c, ok := sent[*rec.ID]
+		if !ok {
+			continue // a chain's next job, dispatched by PHP
 		}
-		for id, c := range sent {
-			if !ran[id] {
-				t.Errorf("%s: Laravel's worker did not run %s", rel, c.name)
-			}
+		ran[*rec.ID] = true
+		want := readBack(t, c.job, rec.Raw)
+		for _, diff := range compareRecord(rec.Class, rec.Props, want) {
+			t.Errorf("%s %s: %s", rel, c.name, diff)
 		}
-		if n, want := strings.Count(out, "Processed:"), len(sent)+4; n != want {
-			t.Errorf("Laravel processed %d jobs, want %d (%d from Go, 4 chained):\n%s", n, want, len(sent), out)
+	}
+	for id, c := range sent {
+		if !ran[id] {
+			t.Errorf("%s: Laravel's worker did not run %s", rel, c.name)
 		}
-	})
+	}
+	if n, want := strings.Count(out, "Processed:"), len(sent)+4; n != want {
+		t.Errorf("Laravel processed %d jobs, want %d (%d from Go, 4 chained):\n%s", n, want, len(sent), out)
+	}
 }
 
 // readBack decodes the command of a payload into a new value of job's type, as a Go

@@ -124,3 +124,13 @@ func matrixArgs(major int) []string {
 func fixedClock(d time.Duration) func() time.Time {
 	return func() time.Time { return matrixNow.Add(d) }
 }
+
+// matrixClient is the PHP Redis client of a major in one of the matrix tests (which 0
+// or 1): the two tests take turns, so that 10-13 each run with phpredis in one and predis
+// in the other (8.83's predis runs are the older tests').
+func matrixClient(major, which int) string {
+	if major != 8 && (major+which)%2 == 1 {
+		return "predis"
+	}
+	return "phpredis"
+}

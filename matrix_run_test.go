@@ -155,124 +155,135 @@ func matrixRunRequests(t *testing.T, major int) (reqs []string, chained int) {
 // 9.4+ payload leaves them out), in PHP's order.
 func TestMatrixPHPDispatchesGoRuns(t *testing.T) {
 	srv := testenv.RedisServer(t)
-	testenv.ForEachMajor(t, func(t *testing.T, major int) {
-		ctx := context.Background()
-		rel := peerRelease(t, major)
-		prefix := testenv.Prefix(t)
-		penv := testenv.PHPEnv{Major: major, Redis: srv, Prefix: prefix, CacheDB: major, FailedDB: testenv.SQLite(t)}
-		reqs, chained := matrixRunRequests(t, major)
-		out := penv.Dispatch(t, matrixArgs(major), reqs...)
-		pushed := map[string]string{} // uuid → payload
-		for i, d := range out {
-			all := d.Pushed
-			if d.Pushed == nil {
-				all = []testenv.Dispatched{d}
-			}
-			if len(all) == 0 {
-				t.Fatalf("request %d queued nothing: %s", i, reqs[i])
-			}
-			for _, p := range all {
-				env, err := payload.Parse([]byte(p.Payload))
-				if err != nil {
-					t.Fatalf("request %d: %v", i, err)
-				}
-				pushed[env.UUID] = p.Payload
-			}
-		}
-
-		col := &matrixCollector{}
-		store := &memStore{}
-		w, err := newWorker(srv.Client(t, 0), setup{
-			Prefix: prefix, Release: rel, Registry: matrixRegistry(col, major), Failed: store,
-			Queues: []string{"default", "emails", "listeners"}, Tries: new(0), StopWhenEmpty: true,
-			Sleep: 10 * time.Millisecond, Now: fixedClock(time.Minute), Cache: laraq.CacheStore{Disabled: true},
-			Logger: quietLogger(t),
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Run(ctx); !errors.Is(err, laraq.ErrQueueEmpty) {
-			t.Fatalf("Run = %v", err)
-		}
-		if recs := store.all(); len(recs) != 0 {
-			t.Fatalf("failed jobs: %+v", recs)
-		}
-		for _, e := range col.errs {
-			t.Error(e)
-		}
-		seen := map[string]bool{}
-		for _, j := range col.jobs {
-			if seen[j.info.UUID] {
-				t.Errorf("%s %s ran twice", j.info.Class, j.info.UUID)
-			}
-			seen[j.info.UUID] = true
-		}
-		for uuid, p := range pushed {
-			if !seen[uuid] {
-				t.Errorf("not run by Go: %s", p)
-			}
-		}
-		if want := len(pushed) + chained; len(col.jobs) != want {
-			t.Errorf("Go ran %d jobs, want %d (%d queued by PHP, %d by chains)", len(col.jobs), want, len(pushed), chained)
-		}
-
-		raws := make([][]byte, len(col.jobs))
-		for i, j := range col.jobs {
-			raws[i] = j.info.Raw
-		}
-		views := unserializeInPHP(t, penv, raws)
-		classes := map[string]bool{}
-		for i, j := range col.jobs {
-			v := views[i]
-			classes[j.info.Class] = true
-			if v.Error != "" {
-				t.Errorf("%s: PHP: %s", j.info.Class, v.Error)
-				continue
-			}
-			if j.cmd == nil { // a string job
-				var data any
-				dec := json.NewDecoder(bytes.NewReader(j.info.Payload.Data))
-				dec.UseNumber()
-				if err := dec.Decode(&data); err != nil {
-					t.Fatal(err)
-				}
-				g, _ := json.Marshal(data)
-				p, _ := json.Marshal(v.Data.toAny())
-				if v.Job != j.info.Class || string(g) != string(p) {
-					t.Errorf("string job %s: Go data %s, PHP %s %s", j.info.Class, g, v.Job, p)
-				}
-				continue
-			}
-			if v.Class != j.info.Class {
-				t.Errorf("Go ran %s, PHP unserializes a %s", j.info.Class, v.Class)
-				continue
-			}
-			var diffs []string
-			if j.app {
-				diffs = append(compareRecord(j.info.Class, v.Props, j.cmd), compareUnserialized(j.info.Class, v.Props, j.whole)...)
-			} else {
-				diffs = compareGoFields(j.info.Class, v.Props, j.cmd)
-			}
-			for _, d := range diffs {
-				t.Errorf("%s: %s", rel, d)
-			}
-		}
-		// The comparison saw the classes that matter here, and the defaults themselves.
-		for _, class := range []string{`App\Jobs\Matrix\DefaultsJob`, `App\Jobs\Matrix\ModelsJob`, `App\Jobs\Matrix\MetaDefaultsJob`,
-			`Illuminate\Events\CallQueuedListener`, `Illuminate\Notifications\SendQueuedNotifications`} {
-			if !classes[class] {
-				t.Errorf("no %s ran", class)
-			}
-		}
-		for _, j := range col.jobs {
-			if d, ok := j.cmd.(*mxDefaults); ok && d.Changed == "yes" {
-				if d.Tries != 3 || d.Label != any("default") || d.Secret != "keep" || fmt.Sprint(d.Hidden) != "[1]" {
-					t.Errorf("DefaultsJob decoded without its class defaults: %+v", d)
-				}
-				if omitted := !strings.Contains(j.info.Payload.Command, `"tries"`); omitted != rel.AtLeast(9, 4, 0) {
-					t.Errorf("%s wrote tries = 3 in the payload: %v, want %v", rel, !omitted, !rel.AtLeast(9, 4, 0))
-				}
-			}
-		}
+	testenv.ForEachMajor(t, func(t *testing.T, major int) { matrixPHPDispatchesGoRuns(t, srv, major, "", peerRelease(t, major)) })
+	// 13.4.0 has neither debounceOwner (13.6) nor uniqueLockOwner (13.24).
+	t.Run("L13.4", func(t *testing.T) {
+		t.Parallel()
+		testenv.NeedPeerTree(t, 13, "13.4")
+		matrixPHPDispatchesGoRuns(t, srv, 13, "13.4", mustRelease(t, "13.4.0"))
 	})
+}
+
+func matrixPHPDispatchesGoRuns(t *testing.T, srv *testenv.Redis, major int, tree string, rel laraq.Release) {
+	cacheDB := major // ShouldBeUnique locks of one run must not meet another's
+	if tree != "" {
+		cacheDB = 14
+	}
+	ctx := context.Background()
+	prefix := testenv.Prefix(t)
+	penv := testenv.PHPEnv{Major: major, Tree: tree, Redis: srv, Prefix: prefix, CacheDB: cacheDB, FailedDB: testenv.SQLite(t), Client: matrixClient(major, 1)}
+	reqs, chained := matrixRunRequests(t, major)
+	out := penv.Dispatch(t, matrixArgs(major), reqs...)
+	pushed := map[string]string{} // uuid → payload
+	for i, d := range out {
+		all := d.Pushed
+		if d.Pushed == nil {
+			all = []testenv.Dispatched{d}
+		}
+		if len(all) == 0 {
+			t.Fatalf("request %d queued nothing: %s", i, reqs[i])
+		}
+		for _, p := range all {
+			env, err := payload.Parse([]byte(p.Payload))
+			if err != nil {
+				t.Fatalf("request %d: %v", i, err)
+			}
+			pushed[env.UUID] = p.Payload
+		}
+	}
+
+	col := &matrixCollector{}
+	store := &memStore{}
+	w, err := newWorker(srv.Client(t, 0), setup{
+		Prefix: prefix, Release: rel, Registry: matrixRegistry(col, major), Failed: store,
+		Queues: []string{"default", "emails", "listeners"}, Tries: new(0), StopWhenEmpty: true,
+		Sleep: 10 * time.Millisecond, Now: fixedClock(time.Minute), Cache: laraq.CacheStore{Disabled: true},
+		Logger: quietLogger(t),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Run(ctx); !errors.Is(err, laraq.ErrQueueEmpty) {
+		t.Fatalf("Run = %v", err)
+	}
+	if recs := store.all(); len(recs) != 0 {
+		t.Fatalf("failed jobs: %+v", recs)
+	}
+	for _, e := range col.errs {
+		t.Error(e)
+	}
+	seen := map[string]bool{}
+	for _, j := range col.jobs {
+		if seen[j.info.UUID] {
+			t.Errorf("%s %s ran twice", j.info.Class, j.info.UUID)
+		}
+		seen[j.info.UUID] = true
+	}
+	for uuid, p := range pushed {
+		if !seen[uuid] {
+			t.Errorf("not run by Go: %s", p)
+		}
+	}
+	if want := len(pushed) + chained; len(col.jobs) != want {
+		t.Errorf("Go ran %d jobs, want %d (%d queued by PHP, %d by chains)", len(col.jobs), want, len(pushed), chained)
+	}
+
+	raws := make([][]byte, len(col.jobs))
+	for i, j := range col.jobs {
+		raws[i] = j.info.Raw
+	}
+	views := unserializeInPHP(t, penv, raws)
+	classes := map[string]bool{}
+	for i, j := range col.jobs {
+		v := views[i]
+		classes[j.info.Class] = true
+		if v.Error != "" {
+			t.Errorf("%s: PHP: %s", j.info.Class, v.Error)
+			continue
+		}
+		if j.cmd == nil { // a string job
+			var data any
+			dec := json.NewDecoder(bytes.NewReader(j.info.Payload.Data))
+			dec.UseNumber()
+			if err := dec.Decode(&data); err != nil {
+				t.Fatal(err)
+			}
+			g, _ := json.Marshal(data)
+			p, _ := json.Marshal(v.Data.toAny())
+			if v.Job != j.info.Class || string(g) != string(p) {
+				t.Errorf("string job %s: Go data %s, PHP %s %s", j.info.Class, g, v.Job, p)
+			}
+			continue
+		}
+		if v.Class != j.info.Class {
+			t.Errorf("Go ran %s, PHP unserializes a %s", j.info.Class, v.Class)
+			continue
+		}
+		var diffs []string
+		if j.app {
+			diffs = append(compareRecord(j.info.Class, v.Props, j.cmd), compareUnserialized(j.info.Class, v.Props, j.whole)...)
+		} else {
+			diffs = compareGoFields(j.info.Class, v.Props, j.cmd)
+		}
+		for _, d := range diffs {
+			t.Errorf("%s: %s", rel, d)
+		}
+	}
+	// The comparison saw the classes that matter here, and the defaults themselves.
+	for _, class := range []string{`App\Jobs\Matrix\DefaultsJob`, `App\Jobs\Matrix\ModelsJob`, `App\Jobs\Matrix\MetaDefaultsJob`,
+		`Illuminate\Events\CallQueuedListener`, `Illuminate\Notifications\SendQueuedNotifications`} {
+		if !classes[class] {
+			t.Errorf("no %s ran", class)
+		}
+	}
+	for _, j := range col.jobs {
+		if d, ok := j.cmd.(*mxDefaults); ok && d.Changed == "yes" {
+			if d.Tries != 3 || d.Label != any("default") || d.Secret != "keep" || fmt.Sprint(d.Hidden) != "[1]" {
+				t.Errorf("DefaultsJob decoded without its class defaults: %+v", d)
+			}
+			if omitted := !strings.Contains(j.info.Payload.Command, `"tries"`); omitted != rel.AtLeast(9, 4, 0) {
+				t.Errorf("%s wrote tries = 3 in the payload: %v, want %v", rel, !omitted, !rel.AtLeast(9, 4, 0))
+			}
+		}
+	}
 }
