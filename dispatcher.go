@@ -100,10 +100,13 @@ type DisplayNamer interface {
 }
 
 // Dispatch pushes job as `dispatch($job)` does in Laravel: the payload carries
-// serialize($job), the envelope metadata comes from its public tries, maxExceptions,
-// failOnTimeout, backoff, timeout and retryUntil properties, and it goes to the queue
-// named by its queue property (else the connection's Queue), into :delayed when its delay
-// property is set. Options work like PendingDispatch's onQueue(), delay() and
+// serialize($job) as the connection's release writes it (class defaults applied to zero
+// fields and, from 9.4 for a class using SerializesModels, left out; that release's
+// Queueable properties in its order), the envelope metadata comes from its public tries,
+// maxExceptions, failOnTimeout, backoff, timeout and retryUntil properties with their
+// defaults, its tries()/backoff()/retryUntil() methods and 13.x attributes as that release
+// reads them (TriesMethod, ...), and it goes to the queue named by its queue property
+// (else the connection's Queue), into :delayed when its delay property is set. Options work like PendingDispatch's onQueue(), delay() and
 // onConnection(). It returns the job id.
 //
 // job is a struct (or pointer to one) whose PHPClass method names the PHP class, with

@@ -48,8 +48,11 @@ func NewJobs() *Jobs {
 }
 
 // Handle registers fn for the jobs of T's PHP class (T's PHPClass). Before each attempt
-// the command is decoded into a fresh T (see JobInfo.Bind); a command that does not decode
-// fails the job at once with a *DecodeError.
+// the command is decoded into a fresh T (see JobInfo.Bind), each property the payload
+// leaves out at the default its field declares (`php:"tries,default=3"`: Laravel 9.4+
+// SerializesModels writes only what differs from the class defaults); a command that does
+// not decode fails the job at once with a *DecodeError. T is also declared as the class's
+// Go type (see Declare).
 //
 //	laraq.Handle(jobs, func(ctx context.Context, job *laraq.Job[SendInvoice]) error {
 //		return billing.Send(ctx, job.Command.InvoiceID)
@@ -125,7 +128,7 @@ func (j *Jobs) typeOf(class string) reflect.Type {
 // HandleClass registers fn for the jobs of class, a PHP class name or a string job's
 // "Class@method", with the command (or a string job's JSON data) decoded into T: for
 // types without a PHPClass method, for string jobs, or T = *phpser.Value for the command
-// as PHP values.
+// as PHP values. A T with a PHPClass method is declared as class's Go type (see Declare).
 func HandleClass[T any](jobs *Jobs, class string, fn func(ctx context.Context, job *Job[T]) error) {
 	if fn == nil {
 		panic("laraq: HandleClass(" + class + ") with a nil function")
