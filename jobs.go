@@ -253,7 +253,10 @@ func (j *Jobs) Fallback(fn func(ctx context.Context, job *JobInfo) error) {
 	if j.fallback != nil {
 		panic("laraq: a fallback handler is already set")
 	}
-	j.fallback = fn
+	j.fallback = func(ctx context.Context, info *JobInfo) error {
+		info.jobs = j
+		return fn(ctx, info)
+	}
 }
 
 // lookup returns the handler of class, following aliases, and the class it was
