@@ -155,3 +155,51 @@ func BenchmarkPrepare(b *testing.B) {
 		})
 	}
 }
+
+// FuzzUnserialized gives JobInfo.Unserialized arbitrary commands of a declared class:
+// it must never panic, and what it returns must serialize and decode back to an object.
+func FuzzUnserialized(f *testing.F) {
+	for _, s := range []string{
+		`O:27:"App\Jobs\Matrix\DefaultsJob":1:{s:7:"changed";s:1:"x";}`,
+		`O:27:"App\Jobs\Matrix\DefaultsJob":2:{s:5:"queue";s:1:"q";s:5:"tries";a:0:{}}`,
+		`O:27:"App\Jobs\Matrix\DefaultsJob":2:{i:0;i:1;s:1:"x";r:1;}`,
+		`a:1:{i:0;i:1;}`, `N;`, `garbage`,
+	} {
+		f.Add(s)
+	}
+	jobs := laraq.NewJobs()
+	laraq.Declare[mxDefaults](jobs)
+	var got *phpser.Value
+	var gotErr error
+	jobs.Fallback(func(ctx context.Context, j *laraq.JobInfo) error {
+		got, gotErr = j.Unserialized()
+		return nil
+	})
+	f.Fuzz(func(t *testing.T, command string) {
+		if command == "" {
+			return
+		}
+		raw, err := payload.BuildObject(payload.ObjectJob{CommandName: `App\Jobs\Matrix\DefaultsJob`, Command: command}, payload.Shape{})
+		if err != nil {
+			return
+		}
+		env, err := payload.Parse(raw)
+		if err != nil {
+			return
+		}
+		got, gotErr = nil, nil
+		if _, err := jobs.Run(context.Background(), &laraq.JobInfo{Class: env.CommandName, Payload: env}); err != nil {
+			t.Fatal(err)
+		}
+		if gotErr != nil {
+			return
+		}
+		b, err := phpser.Encode(got)
+		if err != nil {
+			t.Fatalf("%q: Unserialized gave a value that does not serialize: %v", command, err)
+		}
+		if _, err := phpser.Decode(b); err != nil {
+			t.Fatalf("%q: Unserialized wrote %q: %v", command, b, err)
+		}
+	})
+}
