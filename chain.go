@@ -50,7 +50,7 @@ func (c *Worker) continueChain(r *run, jr *jobRun) error {
 	}
 	class := next.cmd.class
 	if next.decodeErr != nil {
-		c.log.Warn("next job of the chain does not decode into its Go type; its tries(), backoff(), retryUntil() and displayName() are not read",
+		c.log.Warn("next job of the chain does not fit its Go type; its class defaults or tries(), backoff(), retryUntil() and displayName() are not read",
 			"job", jr.job.Name, "id", jr.job.ID, "next", class, "err", next.decodeErr)
 	}
 	if len(next.mayLack) > 0 {
@@ -86,7 +86,8 @@ type chainNext struct {
 	// serialized form does not hold: PHP may have them from class defaults, methods or
 	// attributes, which laraq cannot see.
 	mayLack []string
-	// decodeErr: the next job did not decode into its Go type, so its methods are unread.
+	// decodeErr: the next job's Go type does not describe it (its tags) or it did not
+	// decode into it, so the type's defaults or methods are not read.
 	decodeErr error
 }
 
@@ -143,9 +144,12 @@ func nextInChain(cmd *phpser.Value, rel Release, typeOf func(class string) refle
 	if typeOf != nil {
 		goType = typeOf(class)
 	}
+	var typeErr error
 	if goType != nil {
-		if shape, err = shapeOf(goType, rel); err != nil {
-			return nil, fmt.Errorf("the Go type of %s: %w", class, err)
+		// A Go type whose tags do not describe a PHP class (a bad default=) is a mistake
+		// on the Go side: the chain goes on as for a class without a type, and says so.
+		if shape, typeErr = shapeOf(goType, rel); typeErr != nil {
+			goType = nil
 		}
 	}
 	omitted := !hasProp(next, "middleware") || !hasProp(next, "chained")
@@ -225,7 +229,7 @@ func nextInChain(cmd *phpser.Value, rel Release, typeOf func(class string) refle
 	}
 
 	c := &command{class: class, live: live, out: out, methods: jobMethods{defaults: defaults}}
-	res := &chainNext{cmd: c}
+	res := &chainNext{cmd: c, decodeErr: typeErr}
 	if goType == nil {
 		for _, name := range metaProps {
 			if !hasProp(next, name) {

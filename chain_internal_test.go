@@ -133,6 +133,26 @@ type chainedJob struct {
 func (chainedJob) PHPClass() string { return `App\Jobs\S` }
 func (chainedJob) Backoff() []int   { return []int{2, 4} }
 
+type badDefaultJob struct {
+	Step int `php:"step,default=\"x\""`
+	Queueable
+}
+
+func (badDefaultJob) PHPClass() string { return `App\Jobs\S` }
+
+// A Go type whose tags are wrong does not stop the chain: it goes on as for a class
+// without a type, and says why.
+func TestNextInChainWithABadGoType(t *testing.T) {
+	cmd := phpser.NewObject(`App\Jobs\S`, phpser.PublicProp("chained", phpser.List(phpser.String(`O:10:"App\Jobs\S":1:{s:4:"step";i:2;}`))))
+	n, err := nextInChain(cmd, mustParse(t, "13.26.1"), func(string) reflect.Type { return reflect.TypeFor[badDefaultJob]() })
+	if err != nil || n == nil {
+		t.Fatalf("%v, %v", n, err)
+	}
+	if n.decodeErr == nil || !strings.Contains(n.decodeErr.Error(), "default") || len(n.mayLack) == 0 {
+		t.Errorf("decodeErr %v, mayLack %v", n.decodeErr, n.mayLack)
+	}
+}
+
 type nativeJob struct {
 	Step int `php:"step"`
 	Queueable
