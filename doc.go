@@ -43,6 +43,21 @@
 // what artisan's queue commands do: sizes, queue:clear, queue:restart, queue:pause and
 // queue:resume, queue:retry of failed jobs.
 //
+// # Class defaults and releases
+//
+// A field declares its PHP class default in its tag (`php:"tries,default=3"` for `public
+// $tries = 3;`). The Dispatcher writes a field left at its Go zero value as that default,
+// reads the envelope metadata from the object so completed, and from Laravel 9.4 on leaves
+// out of the serialized command every property still identical to its default, as
+// SerializesModels does (a type whose class does not use SerializesModels says so with
+// PHPSerializesModels() bool, see phpser.ModelSerializer). Handle decodes such payloads
+// with the defaults filled in; JobInfo.Unserialized does it for untyped handlers. Queueable
+// stands for the Bus\Queueable trait of the connection's Release, written in that
+// release's order. Metadata a PHP class computes in methods or 13.x attributes comes from
+// the optional TriesMethod, BackoffMethod, RetryUntilMethod, DisplayNamer and
+// AttributedJob methods of the type, read as the release reads them. Declare tells a
+// worker the Go type of a class it does not handle, for chains continued into it.
+//
 // # Packages
 //
 //   - [github.com/laraq/laraq/laravel]: a Laravel application's .env and config files read

@@ -56,6 +56,9 @@ type JobInfo struct {
 	cmd    *phpser.Value
 	cmdErr error
 	cmdSet bool
+
+	jobs    *Jobs   // the registry whose handler runs the job (Go types of classes)
+	release Release // the connection's release (its Queueable properties)
 }
 
 // IsObjectJob reports whether the job carries a serialized command (dispatch(new X))

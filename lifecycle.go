@@ -78,6 +78,7 @@ func (c *Worker) process(r *run, jr *jobRun) (takenOver bool) {
 		Payload:    env,
 		Raw:        p.Job,
 		Reserved:   p.Reserved,
+		release:    c.conn.Release,
 	}
 	h, _, ok := c.jobs.lookup(class)
 	if !ok {

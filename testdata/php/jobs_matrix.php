@@ -16,6 +16,11 @@
 //   MetaMethodsJob     backoff() = [1, 5, 10] and retryUntil() = now + 50 years as methods.
 //   AttributeMetaJob   13.x queue attributes #[Tries(5)], #[Backoff(2, 4)], #[Timeout(45)],
 //                      #[MaxExceptions(3)], #[FailOnTimeout]: metadata on 13, none before.
+//   TriesMethodJob     tries() = 6 as a method, no $tries: read from 10.39 on.
+//   MethodsOverrideJob $tries = 2 and $backoff = [9] beside tries() = 7 and backoff() = [1, 2]:
+//                      the properties win up to 12.x, the methods on 13.x.
+//   AttributeOverJob   #[Tries(5)] beside $tries = 3: 13.x takes the attribute while $tries
+//                      holds its default, the property once it differs; earlier majors $tries.
 //   ModelsJob          SerializesModels with one model (user) and an Eloquent collection (users).
 //   MissingModelJob    deleteWhenMissingModels = true; user (dispatch it with a model the
 //                      worker cannot find: the job is deleted, not failed).
@@ -106,6 +111,46 @@ namespace App\Jobs\Matrix {
     {
         use InteractsWithQueue, Queueable, RecordsWhatItGot;
 
+        public $label;
+    }
+
+    class TriesMethodJob implements ShouldQueue
+    {
+        use InteractsWithQueue, Queueable, RecordsWhatItGot;
+
+        public $label;
+
+        public function tries()
+        {
+            return 6;
+        }
+    }
+
+    class MethodsOverrideJob implements ShouldQueue
+    {
+        use InteractsWithQueue, Queueable, RecordsWhatItGot;
+
+        public $tries = 2;
+        public $backoff = [9];
+        public $label;
+
+        public function tries()
+        {
+            return 7;
+        }
+
+        public function backoff()
+        {
+            return [1, 2];
+        }
+    }
+
+    #[\Illuminate\Queue\Attributes\Tries(5)]
+    class AttributeOverJob implements ShouldQueue
+    {
+        use InteractsWithQueue, Queueable, RecordsWhatItGot;
+
+        public $tries = 3;
         public $label;
     }
 
