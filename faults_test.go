@@ -125,19 +125,26 @@ func TestStalledPopLosesNoJobAndNoAttempt(t *testing.T) {
 	}
 }
 
-// A job whose failed row cannot be written (the database is down) stays reserved, its
-// reservation held past retry_after, until the row is written; only then is it deleted.
-func TestFailedRowIsWrittenBeforeTheJobLeavesRedis(t *testing.T) {
-	t.Parallel()
+// failingWithDatabaseDown queues one job whose handler fails on its only try, with the
+// failed-job database down until the test sets e.store.fail to 0.
+func failingWithDatabaseDown(t *testing.T) (*env, setup) {
 	e := newEnv(t)
 	reg := laraq.NewJobs()
 	reg.HandleFunc(`App\Jobs\SendInvoice`, func(ctx context.Context, j *laraq.JobInfo) error { return fmt.Errorf("boom") })
 	cfg := e.config(reg)
-	cfg.Now = nil
 	cfg.Tries = new(1)
-	cfg.RetryAfter = 2 * time.Second
-	e.store.fail.Store(1 << 30) // the database is down
+	e.store.fail.Store(1 << 30)
 	e.push("default", job(t, sendInvoice{InvoiceID: 7}, nil))
+	return e, cfg
+}
+
+// A job whose failed row cannot be written (the database is down) stays reserved, its
+// reservation held past retry_after, until the row is written; only then is it deleted.
+func TestFailedRowIsWrittenBeforeTheJobLeavesRedis(t *testing.T) {
+	t.Parallel()
+	e, cfg := failingWithDatabaseDown(t)
+	cfg.Now = nil
+	cfg.RetryAfter = 2 * time.Second
 	stop, _ := e.run(e.consumer(cfg))
 	eventually(t, 5*time.Second, "the failure", func() bool { return strings.Contains(e.logs.String(), "writing a failed job failed") })
 	// Well past retry_after the job is still reserved, and never ran again.
@@ -161,14 +168,8 @@ func TestFailedRowIsWrittenBeforeTheJobLeavesRedis(t *testing.T) {
 // the failing job reserved, in Redis, for the next worker.
 func TestStopWhileFailedRowIsPendingKeepsTheGraceAndTheJob(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	reg := laraq.NewJobs()
-	reg.HandleFunc(`App\Jobs\SendInvoice`, func(ctx context.Context, j *laraq.JobInfo) error { return fmt.Errorf("boom") })
-	cfg := e.config(reg)
-	cfg.Tries = new(1)
+	e, cfg := failingWithDatabaseDown(t)
 	cfg.ShutdownGrace = 500 * time.Millisecond
-	e.store.fail.Store(1 << 30)
-	e.push("default", job(t, sendInvoice{InvoiceID: 7}, nil))
 	stop, _ := e.run(e.consumer(cfg))
 	eventually(t, 5*time.Second, "the failure", func() bool { return strings.Contains(e.logs.String(), "writing a failed job failed") })
 	t0 := time.Now()
