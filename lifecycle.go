@@ -136,7 +136,7 @@ func (c *Worker) runHandler(r *run, jr *jobRun, h handlerFunc) (takenOver bool) 
 			c.finish(r)
 		})
 	})
-	err := call(hctx, h, jr.job)
+	err := c.callHolding(hctx, jr, h)
 	stopWatch()
 	if !state.CompareAndSwap(running, returned) {
 		c.abandoned.Add(-1)
