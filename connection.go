@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/laraq/laraq/encryption"
 	"github.com/laraq/laraq/failed"
 	"github.com/laraq/laraq/internal/rdb"
 )
@@ -67,6 +68,11 @@ type Connection struct {
 	// Cache is the application's cache store. Default: the queue's client and prefix
 	// with no store prefix.
 	Cache CacheStore
+	// Encrypter is the application's Encrypter (APP_KEY, app.cipher, APP_PREVIOUS_KEYS
+	// on 11+): a worker decrypts the command of a ShouldBeEncrypted job with it, a
+	// dispatcher encrypts one. Default nil: such jobs fail as in a PHP worker without an
+	// encrypter ("Unable to extract job payload."), and dispatching one is an error.
+	Encrypter *encryption.Encrypter
 	// Failed receives failed jobs: failed/database's store on the application's
 	// failed_jobs table, for `php artisan queue:failed` and `queue:retry`. Default nil:
 	// failed jobs are dropped like Laravel's "null" failed driver (a worker then releases

@@ -20,6 +20,7 @@ type options struct {
 	delay, later              *delaySpec
 	chain                     []any
 	anyConnection             bool
+	encrypt                   bool // ShouldBeEncrypted (see encrypted.go)
 }
 
 func collect(opts []DispatchOption) (*options, error) {

@@ -130,7 +130,7 @@ func (p *Dispatcher) Prepare(job any, opts ...DispatchOption) (*Message, error) 
 	if err != nil {
 		return nil, err
 	}
-	return p.prepareCommand(cmd, display, o)
+	return p.prepareCommand(cmd, display, o.forJob(job))
 }
 
 func (p *Dispatcher) prepareCommand(cmd *phpser.Value, display string, o *options) (*Message, error) {
@@ -221,13 +221,17 @@ func (p *Dispatcher) prepareCommand(cmd *phpser.Value, display string, o *option
 	if err != nil {
 		return nil, fmt.Errorf("laraq: %s: %v", class, err)
 	}
+	sealed, err := p.sealCommand(cmd, command, o)
+	if err != nil {
+		return nil, fmt.Errorf("laraq: %w", err)
+	}
 	m.ID, m.UUID = p.cfg.newID(), p.cfg.newUUID()
 	if display == "" {
 		display = class
 	}
 	m.Payload, err = buildObject(payload.ObjectJob{
 		UUID: m.UUID, ID: m.ID,
-		DisplayName: display, CommandName: class, Command: string(command),
+		DisplayName: display, CommandName: class, Command: sealed,
 		BatchID: md.batchID, DeleteWhenMissingModels: md.deleteWhenMissingModels,
 		Delay: delaySeconds, CreatedAt: now.Unix(),
 	}, md, p.release().Shape())
@@ -376,7 +380,7 @@ func (p *Dispatcher) DispatchBulk(ctx context.Context, jobs []any, opts ...Dispa
 	for i, job := range jobs {
 		cmd, display, err := p.command(job)
 		if err == nil {
-			msgs[i], err = p.prepareCommand(cmd, display, o)
+			msgs[i], err = p.prepareCommand(cmd, display, o.forJob(job))
 		}
 		if err != nil {
 			return nil, fmt.Errorf("jobs[%d]: %w", i, err)

@@ -73,6 +73,7 @@ func (c *Worker) process(r *run, jr *jobRun) (takenOver bool) {
 		Raw:        p.Job,
 		Reserved:   p.Reserved,
 	}
+	c.prepareJob(jr.job)
 	h, _, ok := c.jobs.lookup(class)
 	if !ok {
 		c.unhandled(r, jr)

@@ -110,6 +110,7 @@ func (c *Config) QueueConnection() *laraq.Connection {
 		RetryAfter: time.Duration(c.RetryAfter) * time.Second,
 		Release:    c.Release,
 		HashTags:   c.Redis.Cluster && c.Release.AtLeast(13, 5, 0),
+		Encrypter:  c.Encryption.Encrypter(),
 		Cache: laraq.CacheStore{
 			Prefix:    c.CachePrefix,
 			AlsoWatch: c.AlsoWatch(),
