@@ -96,6 +96,10 @@ type CacheStore struct {
 	// "laravel_cache_" in 9.x–11.x, "laravel-cache-" from the 12.1 skeleton. The key
 	// also carries Connection.Prefix, and up to 10.x a ":" after Prefix. Default "".
 	Prefix string
+	// LockClient is the store's lock_connection, where ShouldBeUnique jobs' locks live:
+	// the skeleton's 'default' (REDIS_CACHE_LOCK_CONNECTION on 11+), the queue's own
+	// connection. Default: Connection.Client.
+	LockClient redis.UniversalClient
 	// Disabled works without a cache, as queue:work on an application without one: no
 	// restart or pause signals, no maxExceptions. Default false.
 	Disabled bool

@@ -110,11 +110,20 @@ type DisplayNamer interface {
 // php tags for its properties (see phpser.Marshal), usually embedding Queueable; or a
 // *phpser.Value holding an object.
 func (p *Dispatcher) Dispatch(ctx context.Context, job any, opts ...DispatchOption) (string, error) {
-	m, err := p.Prepare(job, opts...)
+	lock, err := p.acquireUnique(ctx, job) // a UniqueJob's lock, as PendingDispatch takes it
 	if err != nil {
 		return "", err
 	}
+	if lock != nil {
+		opts = append(opts[:len(opts):len(opts)], lock.option())
+	}
+	m, err := p.Prepare(job, opts...)
+	if err != nil {
+		lock.undo(ctx)
+		return "", err
+	}
 	if err := p.Enqueue(ctx, m); err != nil {
+		lock.undo(ctx)
 		return "", err
 	}
 	return m.ID, nil
@@ -213,6 +222,7 @@ func (p *Dispatcher) prepareCommand(cmd *phpser.Value, display string, o *option
 		m.Delayed, m.AvailableAt, delaySeconds = true, at, &secs
 	}
 
+	cmd = p.stampUnique(cmd, o)
 	command, err := phpser.Encode(cmd)
 	if err != nil {
 		return nil, fmt.Errorf("laraq: serializing %s: %w", class, err)
@@ -235,6 +245,9 @@ func (p *Dispatcher) prepareCommand(cmd *phpser.Value, display string, o *option
 		BatchID: md.batchID, DeleteWhenMissingModels: md.deleteWhenMissingModels,
 		Delay: delaySeconds, CreatedAt: now.Unix(),
 	}, md, p.release().Shape())
+	if err == nil {
+		m.Payload, err = p.uniqueContext(m.Payload, o)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("laraq: %s: %w", class, err)
 	}

@@ -34,6 +34,7 @@ type Jobs struct {
 	handlers map[string]handlerFunc
 	aliases  map[string]string
 	fallback handlerFunc
+	traits   map[string]*commandTraits // what each class's Go type says (job_ext.go)
 }
 
 // NewJobs returns an empty set of handlers.
@@ -62,6 +63,7 @@ func HandleClass[T any](jobs *Jobs, class string, fn func(ctx context.Context, j
 		panic("laraq: HandleClass(" + class + ") with a nil function")
 	}
 	at := funcFrame(fn)
+	defer jobs.noteTraits(class, traitsOf[T]())
 	jobs.add(class, func(ctx context.Context, info *JobInfo) error {
 		job := &Job[T]{JobInfo: info}
 		if err := bindCommand(info, &job.Command); err != nil {

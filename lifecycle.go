@@ -79,6 +79,7 @@ func (c *Worker) process(r *run, jr *jobRun) (takenOver bool) {
 		c.unhandled(r, jr)
 		return false
 	}
+	h = c.withJobFeatures(jr, h)
 
 	c.emit(Event{Kind: EventProcessing, Queue: jr.queue, Job: jr.job})
 	if e := c.alreadyExceeded(jr); e != nil {
@@ -165,21 +166,26 @@ func (c *Worker) applyOutcome(r *run, jr *jobRun, err error, runtime, timeout ti
 
 	switch outcome {
 	case OutcomeDone:
-		// CallQueuedHandler dispatches the next job of the chain, then deletes this one.
+		// CallQueuedHandler releases the unique lock, dispatches the next job of the
+		// chain, records the batch's success, then deletes this one.
+		c.uniqueAfterRun(r, jr, "after processing")
 		if err := c.continueChain(r, jr); err != nil {
 			c.handleException(r, jr, err, runtime)
 			return
 		}
+		c.batchJobSucceeded(r, jr)
 		c.deleteReserved(r, jr)
 		c.emit(Event{Kind: EventProcessed, Queue: jr.queue, Job: jr.job, Runtime: runtime})
 	case OutcomeDelete:
 		// $this->delete() removed the job during handle(); CallQueuedHandler checks only
 		// "failed" and "released" before continuing the chain, so a deleted job continues it.
 		c.deleteReserved(r, jr)
+		c.uniqueAfterRun(r, jr, "after processing")
 		if err := c.continueChain(r, jr); err != nil {
 			c.handleException(r, jr, err, runtime)
 			return
 		}
+		c.batchJobSucceeded(r, jr)
 		c.emit(Event{Kind: EventProcessed, Queue: jr.queue, Job: jr.job, Runtime: runtime})
 	case OutcomeRelease:
 		c.release(r, jr, delay, false, 0)
@@ -342,6 +348,7 @@ func (c *Worker) fail(r *run, jr *jobRun, cause error, runtime time.Duration) {
 	default:
 		c.log.Warn("job failed", "queue", jr.queue, "id", c.jobID(jr), "err", cause)
 	}
+	c.jobFailed(r, jr, cause) // CallQueuedHandler::failed(): unique lock, batch
 	e := Event{Kind: EventFailed, Queue: jr.queue, Job: jr.job, Err: cause, Runtime: runtime}
 	if jr.job == nil {
 		e.Payload = jr.popped.Job
