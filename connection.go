@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/laraq/laraq/bus"
 	"github.com/laraq/laraq/encryption"
 	"github.com/laraq/laraq/failed"
 	"github.com/laraq/laraq/internal/rdb"
@@ -73,6 +74,10 @@ type Connection struct {
 	// dispatcher encrypts one. Default nil: such jobs fail as in a PHP worker without an
 	// encrypter ("Unable to extract job payload."), and dispatching one is an error.
 	Encrypter *encryption.Encrypter
+	// Batches is the application's job_batches table (bus/database, which laravel.Connect
+	// opens on the queue.batching database): a worker records batched jobs' successes
+	// and failures there as PHP's worker does. Default nil: job_batches is not updated.
+	Batches bus.Repository
 	// Failed receives failed jobs: failed/database's store on the application's
 	// failed_jobs table, for `php artisan queue:failed` and `queue:retry`. Default nil:
 	// failed jobs are dropped like Laravel's "null" failed driver (a worker then releases

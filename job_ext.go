@@ -51,8 +51,9 @@ func traitsOf[T any]() *commandTraits {
 	var zero T
 	is := func(f func(any) bool) bool { return f(zero) || f(&zero) }
 	t := &commandTraits{
-		unique:          is(func(v any) bool { _, ok := v.(UniqueJob); return ok }),
-		untilProcessing: is(func(v any) bool { _, ok := v.(UniqueUntilProcessing); return ok }),
+		unique:               is(func(v any) bool { _, ok := v.(UniqueJob); return ok }),
+		untilProcessing:      is(func(v any) bool { _, ok := v.(UniqueUntilProcessing); return ok }),
+		skipIfBatchCancelled: is(func(v any) bool { _, ok := v.(SkipsCancelledBatch); return ok }),
 	}
 	if !t.unique && !t.skipIfBatchCancelled {
 		return nil
@@ -114,6 +115,9 @@ func (c *Worker) commandOf(job *JobInfo) (any, *commandTraits) {
 // ShouldBeUniqueUntilProcessing job just before the handler runs.
 func (c *Worker) withJobFeatures(jr *jobRun, h handlerFunc) handlerFunc {
 	return func(ctx context.Context, job *JobInfo) error {
+		if c.skipCancelledBatch(ctx, jr) {
+			return nil
+		}
 		c.uniqueBeforeHandle(ctx, jr)
 		return h(ctx, job)
 	}

@@ -1,10 +1,9 @@
 package laraq
 
 // jobFailed is what CallQueuedHandler::failed() does besides the command's failed()
-// method, which Go cannot run: release the unique lock (except ShouldBeUniqueUntilProcessing).
+// method, which Go cannot run: release the unique lock (except
+// ShouldBeUniqueUntilProcessing), then record the failure in the job's batch.
 func (c *Worker) jobFailed(r *run, jr *jobRun, cause error) {
 	c.uniqueAfterRun(r, jr, "on failure")
+	c.batchJobFailed(r, jr)
 }
-
-// batchJobSucceeded records a batched job's success (batch.go).
-func (c *Worker) batchJobSucceeded(r *run, jr *jobRun) {}

@@ -91,6 +91,7 @@ func (c *Config) Connect(ctx context.Context, opts ConnectOptions) (*laraq.Conne
 		conn.Failed = store
 		conn.Owned = append(conn.Owned, store)
 	}
+	c.connectBatches(ctx, conn, opts.Logger)
 	return conn, nil
 }
 
