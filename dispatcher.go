@@ -331,6 +331,9 @@ func (p *Dispatcher) command(job any) (*phpser.Value, string, error) {
 	if v.Class() == "" {
 		return nil, "", errors.New("laraq: the job object has no class name")
 	}
+	if display == "" {
+		display = frameworkDisplayName(v) // CallQueuedListener & co. (dispatch_display.go)
+	}
 	return v, display, nil
 }
 
