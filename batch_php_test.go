@@ -80,6 +80,7 @@ func batchOf(t testing.TB, raw string) (batchID, uuid string) {
 // cancels it, and a job of the cancelled batch that opts into SkipIfBatchCancelled is not
 // run but counted done. On SQLite for every release, on MariaDB and PostgreSQL for one.
 func TestBatchesAgainstPHP(t *testing.T) {
+	t.Parallel()
 	srv := testenv.RedisServer(t)
 	testenv.ForEachMajor(t, func(t *testing.T, major int) {
 		runBatches(t, srv, major, testenv.SQLite(t))

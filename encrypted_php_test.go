@@ -46,6 +46,7 @@ func captureEncrypter(t testing.TB) *encryption.Encrypter {
 // keeps the payload as stored. A Go dispatch of a type that says ShouldBeEncrypted
 // writes the same encrypted command PHP writes, and PHP's worker decrypts and runs it.
 func TestEncryptedJobsAgainstPHP(t *testing.T) {
+	t.Parallel()
 	srv := testenv.RedisServer(t)
 	testenv.ForEachMajor(t, func(t *testing.T, major int) {
 		ctx := context.Background()

@@ -10,12 +10,13 @@ import (
 	"github.com/laraq/laraq/internal/testenv"
 )
 
-// TestReservationHeartbeatAgainstPHPFleet: a job that runs three times retry_after (2 s)
+// TestReservationHeartbeatAgainstPHPFleet: a job that runs three times retry_after (3 s)
 // in a Go worker, beside two PHP workers of each release that migrate expired
 // reservations before every pop, runs exactly once: the heartbeat keeps its reservation
 // from expiring. Without the heartbeat the same fleet takes the job back and runs it a
 // second time, which is what the first half would catch.
 func TestReservationHeartbeatAgainstPHPFleet(t *testing.T) {
+	t.Parallel()
 	srv := testenv.RedisServer(t)
 	run := func(t *testing.T, major int, heartbeat bool) (goRuns int64, phpRuns int, left int64) {
 		ctx := context.Background()
@@ -23,7 +24,7 @@ func TestReservationHeartbeatAgainstPHPFleet(t *testing.T) {
 		prefix := testenv.Prefix(t)
 		queue := "long" + testenv.RandomName(4)
 		record := recordFile(t)
-		php := testenv.PHPEnv{Major: major, Redis: srv, Prefix: prefix, Record: record, RetryAfter: 2}
+		php := testenv.PHPEnv{Major: major, Redis: srv, Prefix: prefix, Record: record, RetryAfter: 3}
 		php.Dispatch(t, nil, `{"class":"App\\Jobs\\Scripted","props":{"actions":["ok"],"tag":"long"},"queue":"`+queue+`"}`)
 
 		var runs atomic.Int64
@@ -31,21 +32,22 @@ func TestReservationHeartbeatAgainstPHPFleet(t *testing.T) {
 		register(jobs, `App\Jobs\Scripted`, func(ctx context.Context, cmd *scriptedJob, job *laraq.JobInfo) error {
 			runs.Add(1)
 			select {
-			case <-time.After(6 * time.Second):
+			case <-time.After(9 * time.Second):
 				return nil
 			case <-ctx.Done():
 				return ctx.Err()
 			}
 		})
-		conn := &laraq.Connection{Client: client, Prefix: prefix, RetryAfter: 2 * time.Second, Release: peerRelease(t, major)}
-		cfg := laraq.WorkerConfig{Queues: []string{queue}, Timeout: 30 * time.Second}
+		conn := &laraq.Connection{Client: client, Prefix: prefix, RetryAfter: 3 * time.Second, Release: peerRelease(t, major)}
+		// A beat more often than retry_after/3 leaves room for a loaded test machine.
+		cfg := laraq.WorkerConfig{Queues: []string{queue}, Timeout: 30 * time.Second, ReservationHeartbeat: 500 * time.Millisecond}
 		if !heartbeat {
 			cfg.ReservationHeartbeat = -1
 		}
 		g := startGoWorker(t, conn, jobs, cfg)
 		waitFor(t, 10*time.Second, "the Go worker to take the job", func() bool { return g.count(laraq.EventProcessing) == 1 })
 		fleet := startFleet(t, php, 2, "--queue="+queue, "--sleep=0.2", "--tries=1")
-		waitFor(t, 20*time.Second, "the Go handler to finish", func() bool { return g.count(laraq.EventProcessed) == 1 })
+		waitFor(t, 30*time.Second, "the Go handler to finish", func() bool { return g.count(laraq.EventProcessed) == 1 })
 		time.Sleep(time.Second) // the fleet keeps polling: a job wrongly back in the queue is taken now
 		fleet.stop()
 		g.stop(t)
@@ -68,6 +70,7 @@ func TestReservationHeartbeatAgainstPHPFleet(t *testing.T) {
 		}
 	})
 	t.Run("without the heartbeat", func(t *testing.T) {
+		t.Parallel()
 		major := testenv.Majors[len(testenv.Majors)-1]
 		testenv.NeedPeer(t, major)
 		goRuns, phpRuns, _ := run(t, major, false)

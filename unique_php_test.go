@@ -60,6 +60,7 @@ func peerConnection(t testing.TB, major int, srv *testenv.Redis, prefix string) 
 // same lock (PHP's dispatch() is then refused, as is a second Go dispatch), and PHP's
 // worker releases it after running the job.
 func TestUniqueJobsAgainstPHP(t *testing.T) {
+	t.Parallel()
 	srv := testenv.RedisServer(t)
 	testenv.ForEachMajor(t, func(t *testing.T, major int) {
 		ctx := context.Background()
