@@ -20,6 +20,8 @@ type options struct {
 	delay, later              *delaySpec
 	chain                     []any
 	anyConnection             bool
+	encrypt                   bool            // ShouldBeEncrypted (see encrypted.go)
+	unique                    *uniqueDispatch // the lock Dispatch took (see unique.go)
 }
 
 func collect(opts []DispatchOption) (*options, error) {

@@ -113,11 +113,20 @@ type DisplayNamer interface {
 // php tags for its properties (see phpser.Marshal), usually embedding Queueable; or a
 // *phpser.Value holding an object.
 func (p *Dispatcher) Dispatch(ctx context.Context, job any, opts ...DispatchOption) (string, error) {
-	m, err := p.Prepare(job, opts...)
+	lock, err := p.acquireUnique(ctx, job) // a UniqueJob's lock, as PendingDispatch takes it
 	if err != nil {
 		return "", err
 	}
+	if lock != nil {
+		opts = append(opts[:len(opts):len(opts)], lock.option())
+	}
+	m, err := p.Prepare(job, opts...)
+	if err != nil {
+		lock.undo(ctx)
+		return "", err
+	}
 	if err := p.Enqueue(ctx, m); err != nil {
+		lock.undo(ctx)
 		return "", err
 	}
 	return m.ID, nil
@@ -129,6 +138,7 @@ func (p *Dispatcher) Prepare(job any, opts ...DispatchOption) (*Message, error) 
 	if err != nil {
 		return nil, err
 	}
+	o = o.forJob(job)
 	cmd, err := p.command(job, o)
 	if err != nil {
 		return nil, err
@@ -152,6 +162,10 @@ func (p *Dispatcher) command(job any, o *options) (*command, error) {
 	}
 	if o.delay != nil {
 		set["delay"] = o.delay.prop
+	}
+	if o.unique != nil && p.release().writesLockOwner() {
+		// PendingDispatch stores the lock's owner on the job (13.24+).
+		set["uniqueLockOwner"] = phpser.String(o.unique.owner)
 	}
 	if o.chain != nil {
 		// chain() stores serialize($next) of each job, as its class writes it.
@@ -256,17 +270,27 @@ func (p *Dispatcher) prepare(c *command, o *options) (*Message, error) {
 	if err != nil {
 		return nil, fmt.Errorf("laraq: %s: %v", class, err)
 	}
+	sealed, err := p.sealCommand(cmd, command, o)
+	if err != nil {
+		return nil, fmt.Errorf("laraq: %w", err)
+	}
 	m.ID, m.UUID = p.cfg.newID(), p.cfg.newUUID()
 	display := c.display
+	if display == "" {
+		display = frameworkDisplayName(cmd) // CallQueuedListener & co. (dispatch_display.go)
+	}
 	if display == "" {
 		display = class
 	}
 	m.Payload, err = buildObject(payload.ObjectJob{
 		UUID: m.UUID, ID: m.ID,
-		DisplayName: display, CommandName: class, Command: string(command),
+		DisplayName: display, CommandName: class, Command: sealed,
 		BatchID: md.batchID, DeleteWhenMissingModels: md.deleteWhenMissingModels,
 		Delay: delaySeconds, CreatedAt: now.Unix(),
 	}, md, p.release().Shape())
+	if err == nil {
+		m.Payload, err = p.uniqueContext(m.Payload, o)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("laraq: %s: %w", class, err)
 	}
@@ -390,9 +414,10 @@ func (p *Dispatcher) DispatchBulk(ctx context.Context, jobs []any, opts ...Dispa
 	}
 	msgs := make([]*Message, len(jobs))
 	for i, job := range jobs {
-		cmd, err := p.command(job, o)
+		jo := o.forJob(job)
+		cmd, err := p.command(job, jo)
 		if err == nil {
-			msgs[i], err = p.prepare(cmd, o)
+			msgs[i], err = p.prepare(cmd, jo)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("jobs[%d]: %w", i, err)

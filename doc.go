@@ -37,6 +37,13 @@
 //	d, err := laraq.NewDispatcher(conn)
 //	id, err := d.Dispatch(ctx, SendInvoice{InvoiceID: 7}, laraq.OnQueue("billing"))
 //
+// Jobs move from PHP to Go without losing a Laravel feature: ShouldBeEncrypted commands
+// are decrypted (and dispatched encrypted) with Connection.Encrypter; ShouldBeUnique
+// locks are released when PHP's worker would (UniqueJob; taken by Dispatch); batched
+// jobs update job_batches through Connection.Batches (package bus); and a running job's
+// reservation is kept alive (WorkerConfig.ReservationHeartbeat), so a job longer than
+// retry_after is not run a second time by another worker.
+//
 // A handler's return value decides the job's fate (see Outcome): nil deletes it,
 // ReleaseAfter(d) is $this->release($d), Fail(err) is $this->fail($e), Delete() is
 // $this->delete(), any other error (or a panic) is retried by Laravel's rules. Admin does
@@ -67,6 +74,9 @@
 //     Laravel's failed_jobs table on SQLite, MySQL/MariaDB or PostgreSQL.
 //   - [github.com/laraq/laraq/metrics] and [github.com/laraq/laraq/artisanlog]: Prometheus
 //     metrics and /healthz, and queue:work's console output, fed by the worker's events.
+//   - [github.com/laraq/laraq/bus] and [github.com/laraq/laraq/bus/database]: job batches
+//     (Bus::batch): the job_batches rules without a database driver, and the table.
+//   - [github.com/laraq/laraq/encryption]: Laravel's Encrypter, for ShouldBeEncrypted jobs.
 //   - [github.com/laraq/laraq/payload]: the JSON envelope of a queued job, every version
 //     from 5.5 to 13.x, reserved (cjson-re-encoded) copies included, and its readable form.
 //   - [github.com/laraq/laraq/phpser]: PHP's serialize() format: a complete, safe codec

@@ -40,6 +40,7 @@ type Jobs struct {
 	types map[string]reflect.Type
 	// unknownNext are the classes a chain continued into without a Go type, logged once.
 	unknownNext sync.Map
+	traits      map[string]*commandTraits // what each class's Go type says (job_ext.go)
 }
 
 // NewJobs returns an empty set of handlers.
@@ -135,6 +136,7 @@ func HandleClass[T any](jobs *Jobs, class string, fn func(ctx context.Context, j
 	}
 	at := funcFrame(fn)
 	jobs.declare(class, reflect.TypeFor[T](), false)
+	defer jobs.noteTraits(class, traitsOf[T]())
 	jobs.add(class, func(ctx context.Context, info *JobInfo) error {
 		info.jobs = jobs
 		job := &Job[T]{JobInfo: info}

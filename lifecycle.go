@@ -80,11 +80,13 @@ func (c *Worker) process(r *run, jr *jobRun) (takenOver bool) {
 		Reserved:   p.Reserved,
 		release:    c.conn.Release,
 	}
+	c.prepareJob(jr.job)
 	h, _, ok := c.jobs.lookup(class)
 	if !ok {
 		c.unhandled(r, jr)
 		return false
 	}
+	h = c.withJobFeatures(jr, h)
 
 	c.emit(Event{Kind: EventProcessing, Queue: jr.queue, Job: jr.job})
 	if e := c.alreadyExceeded(jr); e != nil {
@@ -143,7 +145,7 @@ func (c *Worker) runHandler(r *run, jr *jobRun, h handlerFunc) (takenOver bool) 
 			c.finish(r)
 		})
 	})
-	err := call(hctx, h, jr.job)
+	err := c.callHolding(hctx, jr, h)
 	stopWatch()
 	if !state.CompareAndSwap(running, returned) {
 		c.abandoned.Add(-1)
@@ -171,21 +173,26 @@ func (c *Worker) applyOutcome(r *run, jr *jobRun, err error, runtime, timeout ti
 
 	switch outcome {
 	case OutcomeDone:
-		// CallQueuedHandler dispatches the next job of the chain, then deletes this one.
+		// CallQueuedHandler releases the unique lock, dispatches the next job of the
+		// chain, records the batch's success, then deletes this one.
+		c.uniqueAfterRun(r, jr, "after processing")
 		if err := c.continueChain(r, jr); err != nil {
 			c.handleException(r, jr, err, runtime)
 			return
 		}
+		c.batchJobSucceeded(r, jr)
 		c.deleteReserved(r, jr)
 		c.emit(Event{Kind: EventProcessed, Queue: jr.queue, Job: jr.job, Runtime: runtime})
 	case OutcomeDelete:
 		// $this->delete() removed the job during handle(); CallQueuedHandler checks only
 		// "failed" and "released" before continuing the chain, so a deleted job continues it.
 		c.deleteReserved(r, jr)
+		c.uniqueAfterRun(r, jr, "after processing")
 		if err := c.continueChain(r, jr); err != nil {
 			c.handleException(r, jr, err, runtime)
 			return
 		}
+		c.batchJobSucceeded(r, jr)
 		c.emit(Event{Kind: EventProcessed, Queue: jr.queue, Job: jr.job, Runtime: runtime})
 	case OutcomeRelease:
 		c.release(r, jr, delay, false, 0)
@@ -375,6 +382,7 @@ func (c *Worker) fail(r *run, jr *jobRun, cause error, runtime time.Duration) {
 		c.log.Warn("job failed", "queue", jr.queue, "id", c.jobID(jr), "err", cause)
 	}
 	c.deleteReserved(r, jr)
+	c.jobFailed(r, jr, cause) // CallQueuedHandler::failed(): unique lock, batch
 	e := Event{Kind: EventFailed, Queue: jr.queue, Job: jr.job, Err: cause, Runtime: runtime}
 	if jr.job == nil {
 		e.Payload = jr.popped.Job
@@ -401,23 +409,28 @@ func retryDelay(n int) time.Duration {
 // retry runs op, one step of handling job jr, until it succeeds, the worker's
 // acknowledgement context ends (at the end of the shutdown grace), or jr's reservation
 // has expired (then no step of it is worth doing: another worker may have the job), or
-// Redis refuses the credentials (nothing changes that but an operator). It
-// backs off between attempts and logs each failure. lost reports that an attempt
-// failed: it may have run on the server without its reply arriving.
+// Redis refuses the credentials (nothing changes that but an operator). It backs off
+// between attempts and logs each failure. lost reports that an attempt failed: it may
+// have run on the server without its reply arriving.
 func (c *Worker) retry(r *run, jr *jobRun, what string, op func(context.Context) error) (lost bool, err error) {
+	return c.retryCtx(r.ackCtx, jr, what, op)
+}
+
+// retryCtx is retry under ctx instead of the run's acknowledgement context.
+func (c *Worker) retryCtx(ctx context.Context, jr *jobRun, what string, op func(context.Context) error) (lost bool, err error) {
 	for n := 1; ; n++ {
-		if err = op(r.ackCtx); err == nil {
+		if err = op(ctx); err == nil {
 			return lost, nil
 		}
 		lost = true
-		if r.ackCtx.Err() != nil || isAuthError(err) || !time.Now().Add(retryDelay(n)).Before(jr.expiry().Add(retryMax)) {
+		if ctx.Err() != nil || isAuthError(err) || !time.Now().Add(retryDelay(n)).Before(jr.expiry().Add(retryMax)) {
 			return lost, err
 		}
 		d := retryDelay(n)
 		c.log.Warn(what+" failed; retrying", "err", err, "retry_in", d, "attempt", n)
 		t := time.NewTimer(d)
 		select {
-		case <-r.ackCtx.Done():
+		case <-ctx.Done():
 			t.Stop()
 			return lost, err
 		case <-t.C:

@@ -15,9 +15,9 @@ import (
 )
 
 // peerRelease is the exact release the peer of this major runs ("v12.67.0" → 12.67.0).
-func peerRelease(t *testing.T, major int) laraq.Release {
+func peerRelease(t testing.TB, major int) laraq.Release {
 	t.Helper()
-	return mustRelease(t, testenv.Peer(t, major).Tag)
+	return mustRelease(t, strings.TrimPrefix(testenv.Peer(t, major).Tag, "v"))
 }
 
 // phpView is one line of testdata/php/unserialize.php: what the release's worker makes

@@ -91,6 +91,8 @@ type Config struct {
 	AppName string
 	// AppKey is APP_KEY decoded (the "base64:" form is decoded), for encrypted jobs. Secret.
 	AppKey []byte
+	// Encryption is the application's Encrypter (APP_KEY, app.cipher, APP_PREVIOUS_KEYS).
+	Encryption Encryption
 	// Timezone is app.timezone, in which failed_at is written. Location is its *time.Location.
 	Timezone string
 	Location *time.Location
@@ -221,6 +223,7 @@ func Load(src App) (*Config, error) {
 	if err := c.loadFailed(r, app); err != nil {
 		return nil, err
 	}
+	c.loadEncryption(r)
 	return c, nil
 }
 

@@ -102,6 +102,7 @@ func (c *Config) Connect(ctx context.Context, opts ConnectOptions) (*laraq.Conne
 		conn.Failed = store
 		conn.Owned = append(conn.Owned, store)
 	}
+	c.connectBatches(ctx, conn, opts.Logger)
 	return conn, nil
 }
 
@@ -121,6 +122,7 @@ func (c *Config) QueueConnection() *laraq.Connection {
 		RetryAfter: time.Duration(c.RetryAfter) * time.Second,
 		Release:    c.Release,
 		HashTags:   c.Redis.Cluster && c.Release.AtLeast(13, 5, 0),
+		Encrypter:  c.Encryption.Encrypter(),
 		Cache: laraq.CacheStore{
 			Prefix:    c.CachePrefix,
 			AlsoWatch: c.AlsoWatch(),

@@ -66,7 +66,9 @@
 //
 //	variable                 default (skeleton)              used for
 //	APP_NAME                 laravel                         the prefixes
-//	APP_KEY                  -                               AppKey (base64: decoded)
+//	APP_KEY                  -                               AppKey (base64: decoded), Encryption
+//	APP_PREVIOUS_KEYS        - (11.x+)                       Encryption: older keys tried in order
+//	app.cipher               AES-256-CBC (config/app.php)    Encryption
 //	APP_TIMEZONE             UTC (8–10: config/app.php)      failed_at of failed jobs
 //	REDIS_URL                -                               both connections
 //	REDIS_HOST, REDIS_PORT   127.0.0.1, 6379                 both connections

@@ -31,6 +31,7 @@
 //   BatchedJob         use Batchable (Bus::batch); n.
 //   SecretJob          ShouldBeEncrypted; secret.
 //   UniqueJob          ShouldBeUnique; orderId, uniqueFor = 60, uniqueId() = orderId.
+//   UniqueUntilProcessingJob  ShouldBeUniqueUntilProcessing; the same properties.
 //   (ChainStep, PlainJob, Scripted, StringJobs of jobs.php cover chains, delays, failures
 //    and string jobs.)
 // Events, listeners, notifications, mail:
@@ -221,6 +222,21 @@ namespace App\Jobs\Matrix {
 
     if (interface_exists(\Illuminate\Contracts\Queue\ShouldBeUnique::class)) {
         class UniqueJob implements ShouldQueue, \Illuminate\Contracts\Queue\ShouldBeUnique
+        {
+            use InteractsWithQueue, Queueable, RecordsWhatItGot;
+
+            public $orderId;
+            public $uniqueFor = 60;
+
+            public function uniqueId()
+            {
+                return (string) $this->orderId;
+            }
+        }
+    }
+
+    if (interface_exists(\Illuminate\Contracts\Queue\ShouldBeUniqueUntilProcessing::class)) {
+        class UniqueUntilProcessingJob implements ShouldQueue, \Illuminate\Contracts\Queue\ShouldBeUniqueUntilProcessing
         {
             use InteractsWithQueue, Queueable, RecordsWhatItGot;
 
