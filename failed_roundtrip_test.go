@@ -52,7 +52,7 @@ func TestFailedByGoRetriedByLaravel(t *testing.T) {
 	testenv.NeedPHP(t)
 	ctx := context.Background()
 	srv := testenv.RedisServer(t)
-	s := newSide(t, ctx, srv, "php") // table migrated by PHP, opened by Go
+	s := newSide(t, ctx, srv, "php", 8) // table migrated by PHP, opened by Go
 	records := recordFile(t)
 	penv := testenv.PHPEnv{Redis: srv, Prefix: s.prefix, FailedDB: s.dsn, Record: records}
 	d := phpDispatch(t, penv, nil, `{"class":"App\\Jobs\\Scripted","props":{"actions":["ok"],"tag":"round trip"}}`)[0]
@@ -107,7 +107,7 @@ func TestFailedByLaravelRetriedByGo(t *testing.T) {
 	testenv.NeedPHP(t)
 	ctx := context.Background()
 	srv := testenv.RedisServer(t)
-	s := newSide(t, ctx, srv, "php")
+	s := newSide(t, ctx, srv, "php", 8)
 	penv := testenv.PHPEnv{Redis: srv, Prefix: s.prefix, FailedDB: s.dsn, Record: recordFile(t)}
 	d := phpDispatch(t, penv, nil, `{"class":"App\\Jobs\\Scripted","props":{"actions":["fail:PHP refuses","ok"],"tries":3}}`)[0]
 	out := runWorker(t, penv, 30*time.Second, "--max-jobs=1", "--stop-when-empty", "--sleep=0")
