@@ -34,6 +34,7 @@ type Jobs struct {
 	handlers map[string]handlerFunc
 	aliases  map[string]string
 	fallback handlerFunc
+	types    map[string]reflect.Type // the command type of each typed registration (see commandType)
 }
 
 // NewJobs returns an empty set of handlers.
@@ -72,6 +73,7 @@ func HandleClass[T any](jobs *Jobs, class string, fn func(ctx context.Context, j
 		}
 		return nil
 	})
+	jobs.noteCommandType(class, reflect.TypeFor[T]())
 }
 
 // handlerError is an error a handler returned, with the handler's location: Go errors

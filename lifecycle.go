@@ -183,6 +183,8 @@ func (c *Worker) applyOutcome(r *run, jr *jobRun, err error, runtime, timeout ti
 	case OutcomeRelease:
 		c.release(r, jr, delay, false, 0)
 		c.emit(Event{Kind: EventProcessed, Queue: jr.queue, Job: jr.job, Runtime: runtime})
+	case OutcomeMissingModel:
+		c.missingModel(r, jr, err, runtime)
 	case OutcomeFail:
 		c.fail(r, jr, err, runtime)
 		var de *DecodeError

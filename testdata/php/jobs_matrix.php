@@ -20,6 +20,9 @@
 //   MissingModelJob    deleteWhenMissingModels = true; user (dispatch it with a model the
 //                      worker cannot find: the job is deleted, not failed).
 //   KeptMissingModelJob deleteWhenMissingModels = false; the same job fails instead.
+//   NamedMissingModelJob deleteWhenMissingModels = true and a displayName() ('Named missing
+//                      model'): up to 11.x the worker reflects the display name, which is no
+//                      class, and fails the job; 12+ deletes it.
 //   StubJob            11+ `make:job` stub: use Illuminate\Foundation\Queue\Queueable; public
 //                      $tries = 3; constructor property promotion (public User $user, public
 //                      string $note = 'hello', protected int $count = 0).
@@ -132,6 +135,19 @@ namespace App\Jobs\Matrix {
 
         public $deleteWhenMissingModels = false;
         public $user;
+    }
+
+    class NamedMissingModelJob implements ShouldQueue
+    {
+        use InteractsWithQueue, Queueable, SerializesModels, RecordsWhatItGot;
+
+        public $deleteWhenMissingModels = true;
+        public $user;
+
+        public function displayName()
+        {
+            return 'Named missing model';
+        }
     }
 
     if (trait_exists(\Illuminate\Foundation\Queue\Queueable::class)) {
