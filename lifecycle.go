@@ -87,6 +87,9 @@ func (c *Worker) process(r *run, jr *jobRun) (takenOver bool) {
 		c.emit(Event{Kind: EventException, Queue: jr.queue, Job: jr.job, Err: e})
 		return false
 	}
+	if c.debounced(r, jr) {
+		return false
+	}
 	return c.runHandler(r, jr, h)
 }
 

@@ -27,6 +27,9 @@
 //                      $tries = 3; constructor property promotion (public User $user, public
 //                      string $note = 'hello', protected int $count = 0).
 //   BatchedJob         use Batchable (Bus::batch); n.
+//   DebouncedJob       13.6+ #[DebounceFor(5)]; debounceId, tag (dispatch "via": "dispatch").
+//   NamedDebouncedJob  the same with debounceId() = 'order-'.orderId and displayName() =
+//                      'Debounced order '.orderId methods; orderId, tag.
 //   SecretJob          ShouldBeEncrypted; secret.
 //   UniqueJob          ShouldBeUnique; orderId, uniqueFor = 60, uniqueId() = orderId.
 //   (ChainStep, PlainJob, Scripted, StringJobs of jobs.php cover chains, delays, failures
@@ -178,6 +181,38 @@ namespace App\Jobs\Matrix {
                 'batch_id' => $this->batchId,
                 'batch_cancelled' => $this->batch() ? $this->batch()->cancelled() : null,
             ]));
+        }
+    }
+
+    if (class_exists(\Illuminate\Queue\Attributes\DebounceFor::class)) {
+        /** 13.6+: debounced for 5 s per debounceId; only the last dispatch runs. */
+        #[\Illuminate\Queue\Attributes\DebounceFor(5)]
+        class DebouncedJob implements ShouldQueue
+        {
+            use InteractsWithQueue, Queueable, RecordsWhatItGot;
+
+            public $debounceId;
+            public $tag;
+        }
+
+        /** The same with debounceId() and displayName() methods: the key hashes the name. */
+        #[\Illuminate\Queue\Attributes\DebounceFor(5)]
+        class NamedDebouncedJob implements ShouldQueue
+        {
+            use InteractsWithQueue, Queueable, RecordsWhatItGot;
+
+            public $orderId;
+            public $tag;
+
+            public function debounceId()
+            {
+                return 'order-' . $this->orderId;
+            }
+
+            public function displayName()
+            {
+                return 'Debounced order ' . $this->orderId;
+            }
         }
     }
 
