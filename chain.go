@@ -57,6 +57,11 @@ func (c *Worker) continueChain(r *run, jr *jobRun) error {
 	if err != nil {
 		return fmt.Errorf("dispatching the next job of the chain (%s): %w", next.Class(), err)
 	}
+	if p, err := c.carryLogContext(jr, m.Payload, m.ID); err != nil {
+		c.log.Warn("the job's Laravel Context is not carried to the next job of its chain", "job", jr.job.Name, "id", jr.job.ID, "err", err)
+	} else {
+		m.Payload = p
+	}
 	if err := c.retry(r.ackCtx, "dispatching the next job of a chain", func(ctx context.Context) error {
 		return c.chain.Enqueue(ctx, m)
 	}); err != nil {
