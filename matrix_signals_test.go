@@ -80,11 +80,12 @@ func TestSignalsMatrix(t *testing.T) {
 			return len(testenv.ReadRecords(t, records)) > before
 		}
 
-		// php artisan queue:restart stops a running laraq worker.
+		// php artisan queue:restart stops a running laraq worker. (Jobs are dispatched
+		// before a worker starts: dispatch.php reads its payload back from the queue.)
+		dispatch("before restart")
 		w := worker(false)
 		done := make(chan error, 1)
 		go func() { done <- w.Run(ctx) }()
-		dispatch("before restart")
 		select {
 		case <-ran: // the worker is up and has read the restart key's starting value
 		case <-time.After(10 * time.Second):
@@ -102,8 +103,8 @@ func TestSignalsMatrix(t *testing.T) {
 
 		// Admin.Restart stops the release's own daemon worker.
 		cache.Del(ctx, conn.CacheScheme().RestartKey())
-		daemon := startPHPDaemon(t, penv)
 		dispatch("daemon up")
+		daemon := startPHPDaemon(t, penv)
 		eventually(t, 20*time.Second, "the PHP daemon to run a job", func() bool { return len(testenv.ReadRecords(t, records)) >= 1 })
 		if err := admin.Restart(ctx); err != nil {
 			t.Fatal(err)

@@ -47,6 +47,9 @@ type parityScenario struct {
 	tries   int    // both workers' --tries
 	backoff int    // both workers' --backoff
 	noUUID  bool   // rewrite the payload into the uuid-less shape of Laravel 5.x
+	// timeoutAt, when set, renames retryUntil to the timeoutAt of Laravel 5.x–7.x
+	// payloads, with this value.
+	timeoutAt int64
 	// want is the expected course, one entry per step: "<ran> → <where the job is>".
 	want []string
 	// since overrides want from a release on: the last entry whose release the peer has
@@ -151,6 +154,13 @@ var parityScenarios = []parityScenario{{
 	name:  "maxExceptions counted on the failing try",
 	props: `{"actions":["throw"],"tries":2,"maxExceptions":5}`,
 	want:  []string{"a1:throw → delayed+0 exc=1", "a2:throw → failed RuntimeException exc=2"},
+}, {
+	// Job::retryUntil() fell back to the pre-8.0 timeoutAt key until 9.26.
+	name:      "timeoutAt of a 7.x payload, past",
+	props:     `{"actions":["ok"]}`,
+	timeoutAt: parityT0 - 10,
+	want:      []string{"- → failed MaxAttemptsExceededException"},
+	since:     []parityWant{{"9.26", []string{"a1:ok → gone"}}},
 }, {
 	name:    "no uuid (5.x payload), worker tries and backoff",
 	props:   `{"actions":["throw","ok"]}`,
@@ -266,17 +276,27 @@ func newSide(t *testing.T, ctx context.Context, srv *testenv.Redis, name string,
 	return s
 }
 
+// parityRuns bounds the scenarios that run at once across releases. Most of a run is
+// spent waiting (PHP's boot, timeouts that sleep), so more run at once than -parallel's
+// default lets parallel subtests.
+var parityRuns = make(chan struct{}, 4)
+
 // TestParityWithLaravelWorker runs every scenario on every release of the matrix: the
 // release's own Worker against a laraq worker told that release.
 func TestParityWithLaravelWorker(t *testing.T) {
 	testenv.ForEachMajor(t, func(t *testing.T, major int) {
 		peer := testenv.Peer(t, major)
+		var wg sync.WaitGroup
 		for _, sc := range parityScenarios {
-			t.Run(sc.name, func(t *testing.T) {
-				t.Parallel()
-				runParity(t, sc, peer)
-			})
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				parityRuns <- struct{}{}
+				defer func() { <-parityRuns }()
+				t.Run(sc.name, func(t *testing.T) { runParity(t, sc, peer) })
+			}()
 		}
+		wg.Wait()
 	})
 }
 
@@ -335,8 +355,13 @@ func runParity(t *testing.T, sc parityScenario, peer testenv.PeerInfo) {
 	d := phpDispatch(t, penv, []string{fmt.Sprint("--now=", parityT0)}, req+"}")[0]
 	start := []byte(d.Payload)
 	rPHP, _ := rdb.New(php.queue, rdb.Options{Prefix: php.prefix})
-	if sc.noUUID {
-		start = uuidLess(t, start)
+	if sc.timeoutAt != 0 {
+		start = []byte(strings.Replace(string(start), `"retryUntil":null`, fmt.Sprintf(`"timeoutAt":%d`, sc.timeoutAt), 1))
+	}
+	if sc.noUUID || sc.timeoutAt != 0 {
+		if sc.noUUID {
+			start = uuidLess(t, start)
+		}
 		php.reset(t, ctx)
 		if err := rPHP.Push(ctx, "default", start); err != nil {
 			t.Fatal(err)
