@@ -33,3 +33,12 @@ func TestJSONTruthyMatchesPHP(t *testing.T) {
 		t.Fatalf("jsonTruthy of %q:\n got  %s\n want %s (PHP)", truthyCases, got.String(), want)
 	}
 }
+
+func FuzzJSONTruthy(f *testing.F) {
+	for _, c := range truthyCases {
+		f.Add([]byte(c))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		_ = jsonTruthy(raw) // never panics, whatever the payload holds
+	})
+}
