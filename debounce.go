@@ -4,6 +4,7 @@ import (
 	"context"
 	"reflect"
 	"strconv"
+	"strings"
 
 	"github.com/laraq/laraq/internal/php"
 	"github.com/laraq/laraq/internal/rdb"
@@ -33,6 +34,25 @@ type DebounceIDer interface {
 	DebounceID() string
 }
 
+// debounceOwnerMarker opens a debounceOwner property in serialize() output. A command
+// whose every occurrence of it holds the empty string (Queueable's default, which
+// SerializesModels also leaves out) is not debounced, which spares decoding the commands
+// of handlers that never look at them.
+const debounceOwnerMarker = `s:13:"debounceOwner";`
+
+func mayBeDebounced(command string) bool {
+	for rest := command; ; {
+		i := strings.Index(rest, debounceOwnerMarker)
+		if i < 0 {
+			return false
+		}
+		rest = rest[i+len(debounceOwnerMarker):]
+		if !strings.HasPrefix(rest, `s:0:"";`) {
+			return true
+		}
+	}
+}
+
 // debounces: CallQueuedHandler checks debounceOwner from 13.6.0.
 func (r Release) debounces() bool { return r.AtLeast(13, 6, 0) }
 
@@ -40,7 +60,7 @@ func (r Release) debounces() bool { return r.AtLeast(13, 6, 0) }
 // reports whether it dealt with the job (deleted it as superseded, or, when the cache
 // could not be read, handled that as the job's exception, as PHP's worker would).
 func (c *Worker) debounced(r *run, jr *jobRun) bool {
-	if !c.s.release.debounces() || c.s.cacheDisabled || !jr.job.IsObjectJob() {
+	if !c.s.release.debounces() || c.s.cacheDisabled || !jr.job.IsObjectJob() || !mayBeDebounced(jr.job.Payload.Command) {
 		return false
 	}
 	cmd, err := jr.job.Value()
