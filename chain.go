@@ -70,6 +70,11 @@ func (c *Worker) continueChain(r *run, jr *jobRun) error {
 	if err != nil {
 		return fmt.Errorf("dispatching the next job of the chain (%s): %w", class, err)
 	}
+	if p, err := c.carryLogContext(jr, m.Payload, m.ID); err != nil {
+		c.log.Warn("the job's Laravel Context is not carried to the next job of its chain", "job", jr.job.Name, "id", jr.job.ID, "err", err)
+	} else {
+		m.Payload = p
+	}
 	if _, err := c.retry(r, jr, "dispatching the next job of a chain", func(ctx context.Context) error {
 		return c.chain.enqueueOnce(ctx, m, max(2*c.reservation(), time.Minute))
 	}); err != nil {

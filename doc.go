@@ -46,7 +46,9 @@
 //
 // A handler's return value decides the job's fate (see Outcome): nil deletes it,
 // ReleaseAfter(d) is $this->release($d), Fail(err) is $this->fail($e), Delete() is
-// $this->delete(), any other error (or a panic) is retried by Laravel's rules. Admin does
+// $this->delete(), MissingModel(m) is a SerializesModels model that is gone (deleted or
+// failed as the release decides), any other error (or a panic) is retried by Laravel's
+// rules. JobInfo.Context is the job's Laravel Context (11+). Admin does
 // what artisan's queue commands do: sizes, queue:clear, queue:restart, queue:pause and
 // queue:resume, queue:retry of failed jobs.
 //

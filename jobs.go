@@ -76,15 +76,16 @@ func Declare[T Command](jobs *Jobs) {
 	jobs.declare(zero.PHPClass(), reflect.TypeFor[T](), true)
 }
 
-// declare records t as the Go type of class: a struct (or pointer to one) with a
-// PHPClass method. Other types (string jobs' data, *phpser.Value) are not recorded.
+// declare records t as the Go type of class: a struct (or pointer to one), with a
+// PHPClass method for Declare (strict). Other types (string jobs' data, *phpser.Value)
+// are not recorded.
 func (j *Jobs) declare(class string, t reflect.Type, strict bool) {
 	st := t
 	for st.Kind() == reflect.Pointer {
 		st = st.Elem()
 	}
-	if class == "" || strings.Contains(class, "@") || st.Kind() != reflect.Struct || st == valueType ||
-		!st.Implements(commandType) && !reflect.PointerTo(st).Implements(commandType) {
+	hasClass := st.Implements(commandType) || reflect.PointerTo(st).Implements(commandType)
+	if class == "" || strings.Contains(class, "@") || st.Kind() != reflect.Struct || st == valueType || strict && !hasClass {
 		if strict {
 			panic("laraq: Declare needs a struct type with a PHPClass method, not " + t.String())
 		}

@@ -96,6 +96,9 @@ func (c *Worker) process(r *run, jr *jobRun) (takenOver bool) {
 		c.emit(Event{Kind: EventException, Queue: jr.queue, Job: jr.job, Err: e})
 		return false
 	}
+	if c.debounced(r, jr) {
+		return false
+	}
 	return c.runHandler(r, jr, h)
 }
 
@@ -197,6 +200,8 @@ func (c *Worker) applyOutcome(r *run, jr *jobRun, err error, runtime, timeout ti
 	case OutcomeRelease:
 		c.release(r, jr, delay, false, 0)
 		c.emit(Event{Kind: EventProcessed, Queue: jr.queue, Job: jr.job, Runtime: runtime})
+	case OutcomeMissingModel:
+		c.missingModel(r, jr, err, runtime)
 	case OutcomeFail:
 		c.fail(r, jr, err, runtime)
 		var de *DecodeError

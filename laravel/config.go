@@ -455,9 +455,10 @@ func (c *Config) AlsoWatch() []laraq.CacheScheme {
 }
 
 // FailedOptions returns the database.Options matching the application's failed-job
-// provider (driver, table, timezone), for the store on FailedDatabase.
+// provider (driver, table, timezone; the release's table schema for CreateIfMissing), for the
+// store on FailedDatabase.
 func (c *Config) FailedOptions() database.Options {
-	o := database.Options{Table: c.FailedTable, Location: c.Location}
+	o := database.Options{Table: c.FailedTable, Location: c.Location, Schema: database.SchemaFor(c.Release.Major, c.Release.Minor)}
 	if c.FailedDriver == "database" {
 		o.Driver = database.Database
 	}

@@ -6,11 +6,13 @@ import (
 	"math/bits"
 )
 
-// XXH128 is PHP's hash('xxh128', $s) (PHP 8.1+): XXH3's 128-bit hash with seed 0 and
-// the default secret, as lowercase hex of the big-endian 16 bytes (high half first).
-// Laravel 12.54+ names a unique job's lock by hash('xxh128', $job->displayName()).
+// XXH128 is PHP's hash('xxh128', s): XXH3's 128-bit hash with seed 0 and the default
+// secret, as 32 lowercase hex digits, high half first (XXH128_canonicalFromHash). Laravel
+// 13.x names a debounced job's cache key (DebounceLock::getKey) and 12.54+ a unique job's
+// lock key after the xxh128 of a job's displayName(). This is the portable scalar form of
+// the reference algorithm (xxhash.h 0.8), checked against PHP for every length class.
 func XXH128(s string) string {
-	hi, lo := xxh3128([]byte(s))
+	hi, lo := xxh3Hash128([]byte(s))
 	var b [16]byte
 	binary.BigEndian.PutUint64(b[:8], hi)
 	binary.BigEndian.PutUint64(b[8:], lo)
@@ -18,20 +20,30 @@ func XXH128(s string) string {
 }
 
 const (
-	prime32_1 = 0x9E3779B1
-	prime32_2 = 0x85EBCA77
-	prime32_3 = 0xC2B2AE3D
-	prime64_1 = 0x9E3779B185EBCA87
-	prime64_2 = 0xC2B2AE3D27D4EB4F
-	prime64_3 = 0x165667B19E3779F9
-	prime64_4 = 0x85EBCA77C2B2AE63
-	prime64_5 = 0x27D4EB2F165667C5
-	primeMX1  = 0x165667919E3779F9
-	primeMX2  = 0x9FB21C651E98DF25
+	xxPrime32_1 = 0x9E3779B1
+	xxPrime32_2 = 0x85EBCA77
+	xxPrime32_3 = 0xC2B2AE3D
+	xxPrime64_1 = 0x9E3779B185EBCA87
+	xxPrime64_2 = 0xC2B2AE3D27D4EB4F
+	xxPrime64_3 = 0x165667B19E3779F9
+	xxPrime64_4 = 0x85EBCA77C2B2AE63
+	xxPrime64_5 = 0x27D4EB2F165667C5
+	xxPrimeMx1  = 0x165667919E3779F9
+	xxPrimeMx2  = 0x9FB21C651E98DF25
+
+	xxStripeLen          = 64
+	xxSecretConsumeRate  = 8
+	xxAccNB              = 8
+	xxSecretSize         = 192
+	xxSecretSizeMin      = 136
+	xxMidSizeStartOffset = 3
+	xxMidSizeLastOffset  = 17
+	xxSecretLastAccStart = 7
+	xxSecretMergeStart   = 11
 )
 
-// xxhSecret is XXH3's default 192-byte secret (kSecret).
-var xxhSecret = [192]byte{
+// xxSecret is XXH3's default secret (kSecret).
+var xxSecret = [xxSecretSize]byte{
 	0xb8, 0xfe, 0x6c, 0x39, 0x23, 0xa4, 0x4b, 0xbe, 0x7c, 0x01, 0x81, 0x2c, 0xf7, 0x21, 0xad, 0x1c,
 	0xde, 0xd4, 0x6d, 0xe9, 0x83, 0x90, 0x97, 0xdb, 0x72, 0x40, 0xa4, 0xa4, 0xb7, 0xb3, 0x67, 0x1f,
 	0xcb, 0x79, 0xe6, 0x4e, 0xcc, 0xc0, 0xe5, 0x78, 0x82, 0x5a, 0xd0, 0x7d, 0xcc, 0xff, 0x72, 0x21,
@@ -46,157 +58,162 @@ var xxhSecret = [192]byte{
 	0x45, 0xcb, 0x3a, 0x8f, 0x95, 0x16, 0x04, 0x28, 0xaf, 0xd7, 0xfb, 0xca, 0xbb, 0x4b, 0x40, 0x7e,
 }
 
-func r64(b []byte) uint64 { return binary.LittleEndian.Uint64(b) }
-func r32(b []byte) uint32 { return binary.LittleEndian.Uint32(b) }
+func rd64(b []byte, i int) uint64 { return binary.LittleEndian.Uint64(b[i:]) }
+func rd32(b []byte, i int) uint32 { return binary.LittleEndian.Uint32(b[i:]) }
+
+// sec64 reads the default secret at offset i.
+func sec64(i int) uint64 { return rd64(xxSecret[:], i) }
 
 func xxh64Avalanche(h uint64) uint64 {
 	h ^= h >> 33
-	h *= prime64_2
+	h *= xxPrime64_2
 	h ^= h >> 29
-	h *= prime64_3
-	return h ^ h>>32
+	h *= xxPrime64_3
+	h ^= h >> 32
+	return h
 }
 
 func xxh3Avalanche(h uint64) uint64 {
 	h ^= h >> 37
-	h *= primeMX1
-	return h ^ h>>32
+	h *= xxPrimeMx1
+	h ^= h >> 32
+	return h
 }
 
+// mulFold64 is the 128-bit product of a and b, its halves xored.
 func mulFold64(a, b uint64) uint64 {
 	hi, lo := bits.Mul64(a, b)
 	return hi ^ lo
 }
 
-func mix16(in, sec []byte) uint64 {
-	return mulFold64(r64(in)^r64(sec), r64(in[8:])^r64(sec[8:]))
+func mix16B(in []byte, i, s int) uint64 {
+	return mulFold64(rd64(in, i)^sec64(s), rd64(in, i+8)^sec64(s+8))
 }
 
-// xxh3128 returns the high and low halves of XXH3_128bits(b) with seed 0.
-func xxh3128(b []byte) (hi, lo uint64) {
-	n := len(b)
-	sec := xxhSecret[:]
+// mix32B folds 16 bytes at i1 and 16 at i2 into the accumulator pair (XXH128_mix32B).
+func mix32B(lo, hi uint64, in []byte, i1, i2, s int) (uint64, uint64) {
+	lo += mix16B(in, i1, s)
+	lo ^= rd64(in, i2) + rd64(in, i2+8)
+	hi += mix16B(in, i2, s+16)
+	hi ^= rd64(in, i1) + rd64(in, i1+8)
+	return lo, hi
+}
+
+// xxh3Hash128 returns XXH3_128bits(in) as its high and low halves.
+func xxh3Hash128(in []byte) (hi, lo uint64) {
+	n := len(in)
 	switch {
 	case n == 0:
-		return xxh64Avalanche(r64(sec[80:]) ^ r64(sec[88:])), xxh64Avalanche(r64(sec[64:]) ^ r64(sec[72:]))
+		return xxh64Avalanche(sec64(80) ^ sec64(88)), xxh64Avalanche(sec64(64) ^ sec64(72))
 	case n <= 3:
-		c1, c2, c3 := uint32(b[0]), uint32(b[n>>1]), uint32(b[n-1])
-		cl := c1<<16 | c2<<24 | c3 | uint32(n)<<8
-		ch := bits.RotateLeft32(bits.ReverseBytes32(cl), 13)
-		kl := uint64(cl) ^ uint64(r32(sec)^r32(sec[4:]))
-		kh := uint64(ch) ^ uint64(r32(sec[8:])^r32(sec[12:]))
-		return xxh64Avalanche(kh), xxh64Avalanche(kl)
+		c1, c2, c3 := uint32(in[0]), uint32(in[n>>1]), uint32(in[n-1])
+		combinedl := c1<<16 | c2<<24 | c3 | uint32(n)<<8
+		combinedh := bits.RotateLeft32(bits.ReverseBytes32(combinedl), 13)
+		bitflipl := uint64(rd32(xxSecret[:], 0) ^ rd32(xxSecret[:], 4))
+		bitfliph := uint64(rd32(xxSecret[:], 8) ^ rd32(xxSecret[:], 12))
+		return xxh64Avalanche(uint64(combinedh) ^ bitfliph), xxh64Avalanche(uint64(combinedl) ^ bitflipl)
 	case n <= 8:
-		in64 := uint64(r32(b)) + uint64(r32(b[n-4:]))<<32
-		keyed := in64 ^ (r64(sec[16:]) ^ r64(sec[24:]))
-		mhi, mlo := bits.Mul64(keyed, prime64_1+uint64(n)<<2)
+		in64 := uint64(rd32(in, 0)) + uint64(rd32(in, n-4))<<32
+		keyed := in64 ^ (sec64(16) ^ sec64(24))
+		mhi, mlo := bits.Mul64(keyed, xxPrime64_1+uint64(n)<<2)
 		mhi += mlo << 1
 		mlo ^= mhi >> 3
 		mlo ^= mlo >> 35
-		mlo *= primeMX2
+		mlo *= xxPrimeMx2
 		mlo ^= mlo >> 28
 		return xxh3Avalanche(mhi), mlo
 	case n <= 16:
-		bfl := r64(sec[32:]) ^ r64(sec[40:])
-		bfh := r64(sec[48:]) ^ r64(sec[56:])
-		inLo, inHi := r64(b), r64(b[n-8:])
-		mhi, mlo := bits.Mul64(inLo^inHi^bfl, prime64_1)
+		inLo, inHi := rd64(in, 0), rd64(in, n-8)
+		mhi, mlo := bits.Mul64(inLo^inHi^(sec64(32)^sec64(40)), xxPrime64_1)
 		mlo += uint64(n-1) << 54
-		inHi ^= bfh
-		mhi += inHi + uint64(uint32(inHi))*(prime32_2-1)
+		inHi ^= sec64(48) ^ sec64(56)
+		mhi += inHi + uint64(uint32(inHi))*(xxPrime32_2-1)
 		mlo ^= bits.ReverseBytes64(mhi)
-		hhi, hlo := bits.Mul64(mlo, prime64_2)
-		hhi += mhi * prime64_2
+		hhi, hlo := bits.Mul64(mlo, xxPrime64_2)
+		hhi += mhi * xxPrime64_2
 		return xxh3Avalanche(hhi), xxh3Avalanche(hlo)
 	case n <= 128:
-		accLo, accHi := uint64(n)*prime64_1, uint64(0)
-		for i := (n - 1) / 32; i >= 0; i-- {
-			accLo, accHi = mix32(accLo, accHi, b[16*i:], b[n-16*(i+1):], sec[32*i:])
+		alo, ahi := uint64(n)*xxPrime64_1, uint64(0)
+		if n > 32 {
+			if n > 64 {
+				if n > 96 {
+					alo, ahi = mix32B(alo, ahi, in, 48, n-64, 96)
+				}
+				alo, ahi = mix32B(alo, ahi, in, 32, n-48, 64)
+			}
+			alo, ahi = mix32B(alo, ahi, in, 16, n-32, 32)
 		}
-		return finish128(accLo, accHi, n)
+		alo, ahi = mix32B(alo, ahi, in, 0, n-16, 0)
+		return xxh128Finish(alo, ahi, n)
 	case n <= 240:
-		accLo, accHi := uint64(n)*prime64_1, uint64(0)
-		for i := 32; i < 160; i += 32 {
-			accLo, accHi = mix32(accLo, accHi, b[i-32:], b[i-16:], sec[i-32:])
+		alo, ahi := uint64(n)*xxPrime64_1, uint64(0)
+		for i := 0; i < 4; i++ {
+			alo, ahi = mix32B(alo, ahi, in, 32*i, 32*i+16, 32*i)
 		}
-		accLo, accHi = xxh3Avalanche(accLo), xxh3Avalanche(accHi)
-		for i := 160; i <= n; i += 32 {
-			accLo, accHi = mix32(accLo, accHi, b[i-32:], b[i-16:], sec[3+i-160:])
+		alo, ahi = xxh3Avalanche(alo), xxh3Avalanche(ahi)
+		for i := 4; i < n/32; i++ {
+			alo, ahi = mix32B(alo, ahi, in, 32*i, 32*i+16, xxMidSizeStartOffset+32*(i-4))
 		}
-		accLo, accHi = mix32(accLo, accHi, b[n-16:], b[n-32:], sec[136-17-16:])
-		return finish128(accLo, accHi, n)
+		alo, ahi = mix32B(alo, ahi, in, n-16, n-32, xxSecretSizeMin-xxMidSizeLastOffset-16)
+		return xxh128Finish(alo, ahi, n)
 	}
-	return hashLong128(b)
+	return xxh3HashLong128(in)
 }
 
-func mix32(accLo, accHi uint64, in1, in2, sec []byte) (uint64, uint64) {
-	accLo += mix16(in1, sec)
-	accLo ^= r64(in2) + r64(in2[8:])
-	accHi += mix16(in2, sec[16:])
-	accHi ^= r64(in1) + r64(in1[8:])
-	return accLo, accHi
-}
-
-func finish128(accLo, accHi uint64, n int) (hi, lo uint64) {
-	lo = accLo + accHi
-	hi = accLo*prime64_1 + accHi*prime64_4 + uint64(n)*prime64_2
+// xxh128Finish is the common end of the 17–240 byte paths.
+func xxh128Finish(alo, ahi uint64, n int) (hi, lo uint64) {
+	lo = alo + ahi
+	hi = alo*xxPrime64_1 + ahi*xxPrime64_4 + uint64(n)*xxPrime64_2
 	return -xxh3Avalanche(hi), xxh3Avalanche(lo)
 }
 
-const (
-	stripeLen          = 64
-	secretConsumeRate  = 8
-	secretLastAccStart = 7
-	secretMergeStart   = 11
-)
-
-func hashLong128(b []byte) (hi, lo uint64) {
-	n := len(b)
-	sec := xxhSecret[:]
-	acc := [8]uint64{prime32_3, prime64_1, prime64_2, prime64_3, prime64_4, prime32_2, prime64_5, prime32_1}
-	stripesPerBlock := (len(sec) - stripeLen) / secretConsumeRate
-	blockLen := stripeLen * stripesPerBlock
+// xxh3HashLong128 is XXH3_hashLong_128b: stripes of 64 bytes accumulated in blocks of 16,
+// the accumulators scrambled after each block, the last stripe taken from the end.
+func xxh3HashLong128(in []byte) (hi, lo uint64) {
+	acc := [xxAccNB]uint64{xxPrime32_3, xxPrime64_1, xxPrime64_2, xxPrime64_3, xxPrime64_4, xxPrime32_2, xxPrime64_5, xxPrime32_1}
+	n := len(in)
+	stripesPerBlock := (xxSecretSize - xxStripeLen) / xxSecretConsumeRate
+	blockLen := xxStripeLen * stripesPerBlock
 	blocks := (n - 1) / blockLen
-	for k := 0; k < blocks; k++ {
-		accumulate(&acc, b[k*blockLen:], sec, stripesPerBlock)
-		scramble(&acc, sec[len(sec)-stripeLen:])
+	for b := 0; b < blocks; b++ {
+		for s := 0; s < stripesPerBlock; s++ {
+			accumulate512(&acc, in[b*blockLen+s*xxStripeLen:], s*xxSecretConsumeRate)
+		}
+		scrambleAcc(&acc, xxSecretSize-xxStripeLen)
 	}
-	stripes := ((n - 1) - blockLen*blocks) / stripeLen
-	accumulate(&acc, b[blocks*blockLen:], sec, stripes)
-	accumulate512(&acc, b[n-stripeLen:], sec[len(sec)-stripeLen-secretLastAccStart:])
-	lo = mergeAccs(&acc, sec[secretMergeStart:], uint64(n)*prime64_1)
-	hi = mergeAccs(&acc, sec[len(sec)-stripeLen-secretMergeStart:], ^(uint64(n) * prime64_2))
+	stripes := ((n - 1) - blockLen*blocks) / xxStripeLen
+	for s := 0; s < stripes; s++ {
+		accumulate512(&acc, in[blocks*blockLen+s*xxStripeLen:], s*xxSecretConsumeRate)
+	}
+	accumulate512(&acc, in[n-xxStripeLen:], xxSecretSize-xxStripeLen-xxSecretLastAccStart)
+	lo = mergeAccs(&acc, xxSecretMergeStart, uint64(n)*xxPrime64_1)
+	hi = mergeAccs(&acc, xxSecretSize-8*xxAccNB-xxSecretMergeStart, ^(uint64(n) * xxPrime64_2))
 	return hi, lo
 }
 
-func accumulate(acc *[8]uint64, in, sec []byte, stripes int) {
-	for s := 0; s < stripes; s++ {
-		accumulate512(acc, in[s*stripeLen:], sec[s*secretConsumeRate:])
-	}
-}
-
-func accumulate512(acc *[8]uint64, in, sec []byte) {
-	for i := 0; i < 8; i++ {
-		v := r64(in[8*i:])
-		k := v ^ r64(sec[8*i:])
+func accumulate512(acc *[xxAccNB]uint64, in []byte, s int) {
+	for i := 0; i < xxAccNB; i++ {
+		v := rd64(in, 8*i)
+		k := v ^ sec64(s+8*i)
 		acc[i^1] += v
 		acc[i] += uint64(uint32(k)) * (k >> 32)
 	}
 }
 
-func scramble(acc *[8]uint64, sec []byte) {
-	for i := 0; i < 8; i++ {
+func scrambleAcc(acc *[xxAccNB]uint64, s int) {
+	for i := 0; i < xxAccNB; i++ {
 		a := acc[i]
 		a ^= a >> 47
-		a ^= r64(sec[8*i:])
-		acc[i] = a * prime32_1
+		a ^= sec64(s + 8*i)
+		a *= xxPrime32_1
+		acc[i] = a
 	}
 }
 
-func mergeAccs(acc *[8]uint64, sec []byte, start uint64) uint64 {
+func mergeAccs(acc *[xxAccNB]uint64, s int, start uint64) uint64 {
 	r := start
 	for i := 0; i < 4; i++ {
-		r += mulFold64(acc[2*i]^r64(sec[16*i:]), acc[2*i+1]^r64(sec[16*i+8:]))
+		r += mulFold64(acc[2*i]^sec64(s+16*i), acc[2*i+1]^sec64(s+16*i+8))
 	}
 	return xxh3Avalanche(r)
 }

@@ -25,10 +25,16 @@
 //   MissingModelJob    deleteWhenMissingModels = true; user (dispatch it with a model the
 //                      worker cannot find: the job is deleted, not failed).
 //   KeptMissingModelJob deleteWhenMissingModels = false; the same job fails instead.
+//   NamedMissingModelJob deleteWhenMissingModels = true and a displayName() ('Named missing
+//                      model'): up to 11.x the worker reflects the display name, which is no
+//                      class, and fails the job; 12+ deletes it.
 //   StubJob            11+ `make:job` stub: use Illuminate\Foundation\Queue\Queueable; public
 //                      $tries = 3; constructor property promotion (public User $user, public
 //                      string $note = 'hello', protected int $count = 0).
 //   BatchedJob         use Batchable (Bus::batch); n.
+//   DebouncedJob       13.6+ #[DebounceFor(5)]; debounceId, tag (dispatch "via": "dispatch").
+//   NamedDebouncedJob  the same with debounceId() = 'order-'.orderId and displayName() =
+//                      'Debounced order '.orderId methods; orderId, tag.
 //   SecretJob          ShouldBeEncrypted; secret.
 //   UniqueJob          ShouldBeUnique; orderId, uniqueFor = 60, uniqueId() = orderId.
 //   UniqueUntilProcessingJob  ShouldBeUniqueUntilProcessing; the same properties.
@@ -180,6 +186,19 @@ namespace App\Jobs\Matrix {
         public $user;
     }
 
+    class NamedMissingModelJob implements ShouldQueue
+    {
+        use InteractsWithQueue, Queueable, SerializesModels, RecordsWhatItGot;
+
+        public $deleteWhenMissingModels = true;
+        public $user;
+
+        public function displayName()
+        {
+            return 'Named missing model';
+        }
+    }
+
     if (trait_exists(\Illuminate\Foundation\Queue\Queueable::class)) {
         class StubJob implements ShouldQueue
         {
@@ -208,6 +227,38 @@ namespace App\Jobs\Matrix {
                 'batch_id' => $this->batchId,
                 'batch_cancelled' => $this->batch() ? $this->batch()->cancelled() : null,
             ]));
+        }
+    }
+
+    if (class_exists(\Illuminate\Queue\Attributes\DebounceFor::class)) {
+        /** 13.6+: debounced for 5 s per debounceId; only the last dispatch runs. */
+        #[\Illuminate\Queue\Attributes\DebounceFor(5)]
+        class DebouncedJob implements ShouldQueue
+        {
+            use InteractsWithQueue, Queueable, RecordsWhatItGot;
+
+            public $debounceId;
+            public $tag;
+        }
+
+        /** The same with debounceId() and displayName() methods: the key hashes the name. */
+        #[\Illuminate\Queue\Attributes\DebounceFor(5)]
+        class NamedDebouncedJob implements ShouldQueue
+        {
+            use InteractsWithQueue, Queueable, RecordsWhatItGot;
+
+            public $orderId;
+            public $tag;
+
+            public function debounceId()
+            {
+                return 'order-' . $this->orderId;
+            }
+
+            public function displayName()
+            {
+                return 'Debounced order ' . $this->orderId;
+            }
         }
     }
 
