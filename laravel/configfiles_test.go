@@ -233,3 +233,36 @@ func TestSQLiteDefaultPath(t *testing.T) {
 		}
 	}
 }
+
+// TestRedisURLDatabaseWarning: a database in laraq's own Redis URL (--redis) moves the
+// cache connection too, as Laravel does with REDIS_URL; when that is not where the
+// application keeps its cache, Load says so.
+func TestRedisURLDatabaseWarning(t *testing.T) {
+	flag := map[string]string{"LARAQ_REDIS_URL": "redis://10.0.0.9:6379/5"}
+	for _, tc := range []struct {
+		name     string
+		env      string
+		src      App
+		queue    int
+		cache    int
+		warnings string // "" for none
+	}{
+		{"REDIS_CACHE_DB named", "APP_NAME=Shop\nREDIS_CACHE_DB=2\n", App{Flags: flag}, 5, 5,
+			`flag LARAQ_REDIS_URL names database 5: as Laravel does with a REDIS_URL, laraq uses it for the cache connection too, but the application's cache connection "cache" is on database 2 (`},
+		{"the skeleton's cache database", "APP_NAME=Shop\n", App{Flags: flag}, 5, 5, `is on database 1 (default)`},
+		{"from LARAQ_REDIS_URL", "APP_NAME=Shop\n", App{LookupEnv: env("LARAQ_REDIS_URL", "redis://h/3")}, 3, 3, `environment LARAQ_REDIS_URL names database 3`},
+		{"kept with LARAQ_REDIS_CACHE_DB", "APP_NAME=Shop\n", App{Flags: map[string]string{"LARAQ_REDIS_URL": "redis://h/5", "LARAQ_REDIS_CACHE_DB": "1"}}, 5, 1, ""},
+		{"the cache on the queue's connection", "APP_NAME=Shop\nREDIS_CACHE_CONNECTION=default\n", App{Flags: flag, Release: majorRelease(11)}, 5, 5, ""},
+		{"the application's own REDIS_URL", "APP_NAME=Shop\nREDIS_URL=redis://h/5\n", App{}, 5, 5, ""},
+		{"no database in the URL", "APP_NAME=Shop\nREDIS_CACHE_DB=2\n", App{Flags: map[string]string{"LARAQ_REDIS_URL": "redis://h:1"}}, 0, 2, ""},
+		{"the same database", "APP_NAME=Shop\nREDIS_CACHE_DB=5\n", App{Flags: flag}, 5, 5, ""},
+	} {
+		src := tc.src
+		src.EnvFile = writeEnv(t, tc.env)
+		c := mustLoad(t, src)
+		joined := strings.Join(c.Warnings, "\n")
+		if c.Redis.DB != tc.queue || c.CacheRedis.DB != tc.cache || (tc.warnings == "") != (joined == "") || !strings.Contains(joined, tc.warnings) {
+			t.Errorf("%s: databases %d %d, warnings %q; want %d %d, %q", tc.name, c.Redis.DB, c.CacheRedis.DB, c.Warnings, tc.queue, tc.cache, tc.warnings)
+		}
+	}
+}
