@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -199,6 +200,27 @@ func composerConstraint(root string) (laraq.Release, Origin) {
 		Origin{Kind: AppFiles, Name: fmt.Sprintf("%s requires laravel/framework %s", path, c)}
 }
 
+// brokenFiles lists the config files that exist but cannot be read, with why: Load warns
+// once about each, and their keys are the skeleton's.
+func (a *appFiles) brokenFiles() []*configFile {
+	var out []*configFile
+	if a.cached != nil {
+		if a.cached.err != nil {
+			out = append(out, a.cached)
+		}
+		return out
+	}
+	for _, name := range configFileNames {
+		if f := a.files[name]; f != nil && f.err != nil {
+			out = append(out, f)
+		}
+		if f := a.base[name]; f != nil && f.err != nil {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 // configLayers answers "what does config('file.a.b') hold" for the application the way
 // Laravel loads it: the cached configuration alone when there is one; otherwise the
 // application's config/*.php, with (11.x+) the framework's own files under it for the
@@ -235,17 +257,19 @@ type lookup struct {
 var mergeable = map[string]string{"cache": "stores", "database": "connections", "queue": "connections"}
 
 func (l *configLayers) get(file string, path ...string) lookup {
+	// A file that does not parse was reported once by Load (brokenFiles); its keys are
+	// the skeleton's.
 	if l.app != nil && l.app.cached != nil {
 		f := l.app.cached
 		if f.err != nil {
-			return lookup{status: unknown, file: f.rel, why: f.err.Error()}
+			return l.fromSkeleton(l.skeleton, file, path)
 		}
-		return walk(f, f.root, append([]string{file}, path...), nil)
+		return walk(f, f.root, nil, append([]string{file}, path...), nil)
 	}
 	if l.app != nil {
 		if f := l.app.files[file]; f != nil {
 			if f.err != nil {
-				return lookup{status: unknown, file: f.rel, why: f.err.Error()}
+				return l.fromSkeleton(l.skeleton, file, path)
 			}
 			var fallback func(depth int) (lookup, bool)
 			if l.merge {
@@ -256,7 +280,7 @@ func (l *configLayers) get(file string, path ...string) lookup {
 					return lookup{}, false
 				}
 			}
-			return walk(f, f.root, path, fallback)
+			return walk(f, f.root, []string{file}, path, fallback)
 		}
 		if l.merge {
 			return l.fromBase(file, path)
@@ -266,28 +290,27 @@ func (l *configLayers) get(file string, path ...string) lookup {
 }
 
 func (l *configLayers) fromBase(file string, path []string) lookup {
-	if f := l.app.base[file]; f != nil {
-		if f.err != nil {
-			return lookup{status: unknown, file: f.rel, why: f.err.Error()}
-		}
-		return walk(f, f.root, path, nil)
+	if f := l.app.base[file]; f != nil && f.err == nil {
+		return walk(f, f.root, []string{file}, path, nil)
 	}
 	return l.fromSkeleton(l.base, file, path)
 }
 
 func (l *configLayers) fromSkeleton(files map[string]*phpNode, file string, path []string) lookup {
-	lk := walk(&configFile{rel: "config/" + file + ".php"}, files[file], path, nil)
+	lk := walk(&configFile{rel: "config/" + file + ".php"}, files[file], []string{file}, path, nil)
 	if lk.status == found {
 		return lookup{status: builtin, node: lk.node, file: lk.file}
 	}
 	return lookup{status: builtin, file: lk.file}
 }
 
-// walk follows path from node. fallback, when set, is asked for a key missing at a depth.
-func walk(f *configFile, node *phpNode, path []string, fallback func(depth int) (lookup, bool)) lookup {
+// walk follows path from node; base are the keys above node (the config file's name),
+// for messages. fallback, when set, is asked for a key missing at a depth.
+func walk(f *configFile, node *phpNode, base, path []string, fallback func(depth int) (lookup, bool)) lookup {
+	name := func(i int) string { return strings.Join(append(slices.Clone(base), path[:i]...), ".") }
 	for i, k := range path {
 		if node == nil || !node.isArray {
-			return lookup{status: unknown, file: f.rel, why: fmt.Sprintf("%s is not an array literal", strings.Join(path[:i], "."))}
+			return lookup{status: unknown, file: f.rel, why: name(i) + " is not an array literal"}
 		}
 		child, ok := node.get(k)
 		if !ok {
@@ -297,7 +320,7 @@ func walk(f *configFile, node *phpNode, path []string, fallback func(depth int) 
 				}
 			}
 			if node.dynamic {
-				return lookup{status: unknown, file: f.rel, why: fmt.Sprintf("%s has entries laraq cannot read (a spread or a computed key)", strings.Join(append([]string{"the array"}, path[:i]...), " "))}
+				return lookup{status: unknown, file: f.rel, why: name(i) + " has entries laraq cannot read (a spread or a computed key)"}
 			}
 			return lookup{status: absent, file: f.rel}
 		}
@@ -316,7 +339,7 @@ func (a *appFiles) skeletonGuess() (laraq.Release, Origin) {
 		if f == nil || f.err != nil {
 			return nil, ""
 		}
-		lk := walk(f, f.root, path, nil)
+		lk := walk(f, f.root, []string{file}, path, nil)
 		if lk.status != found || lk.node.isArray {
 			return nil, ""
 		}

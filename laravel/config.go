@@ -210,6 +210,10 @@ func Load(src App) (*Config, error) {
 	var app *appFiles
 	if root != "" {
 		app = readApp(root)
+		for _, f := range app.brokenFiles() {
+			c.warn("%s cannot be read (%v): laraq takes its keys from the skeleton instead, while PHP fails on it; fix it, or set what laraq needs with LARAQ_* variables",
+				filepath.Join(root, f.rel), f.err)
+		}
 		if app.cached != nil {
 			c.warn("%s exists: Laravel reads this cached configuration and ignores .env and config/*.php, and so does laraq; run `php artisan config:cache` again (or config:clear) after editing them",
 				filepath.Join(root, app.cached.rel))

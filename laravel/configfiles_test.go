@@ -3,6 +3,7 @@ package laravel
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -265,4 +266,87 @@ func TestRedisURLDatabaseWarning(t *testing.T) {
 			t.Errorf("%s: databases %d %d, warnings %q; want %d %d, %q", tc.name, c.Redis.DB, c.CacheRedis.DB, c.Warnings, tc.queue, tc.cache, tc.warnings)
 		}
 	}
+}
+
+// TestUnreadableConfig: a config file that does not parse, or a level laraq cannot
+// follow, is one warning, not one per key, and the skeleton's values stand in.
+func TestUnreadableConfig(t *testing.T) {
+	root := skeletonApp(t, "laravel-13", map[string]func(string) string{
+		"config/database.php": func(string) string { return "<?php return ['redis' => ['options' => ['prefix' => 'x\n" },
+	})
+	c := mustLoad(t, App{Root: root})
+	if c.Prefix != "laravel-database-" || c.Redis.DB != 0 || c.CacheRedis.DB != 1 {
+		t.Errorf("prefix %q dbs %d %d", c.Prefix, c.Redis.DB, c.CacheRedis.DB)
+	}
+	if n := countWarnings(c, "config/database.php cannot be read (line 1: unterminated string)"); n != 1 {
+		t.Errorf("warnings %q", c.Warnings)
+	}
+
+	root = skeletonApp(t, "laravel-13", map[string]func(string) string{
+		"config/database.php": replace(t, "'redis' => [", "'redis' => array_merge($shared, ["),
+	})
+	root2 := filepath.Join(root, "config", "database.php")
+	b, _ := os.ReadFile(root2)
+	// close the array_merge( … ) the edit opened: the redis array ends the file's array
+	s := strings.Replace(string(b), "\n    ],\n\n];", "\n    ]),\n\n];", 1)
+	if err := os.WriteFile(root2, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c = mustLoad(t, App{Root: root})
+	if c.Prefix != "laravel-database-" {
+		t.Errorf("prefix %q", c.Prefix)
+	}
+	if n := countWarnings(c, "config/database.php: database.redis."); n != 1 || countWarnings(c, "database.redis is not an array literal") != 1 {
+		t.Errorf("warnings %q", c.Warnings)
+	}
+}
+
+func countWarnings(c *Config, sub string) int {
+	n := 0
+	for _, w := range c.Warnings {
+		if strings.Contains(w, sub) {
+			n++
+		}
+	}
+	return n
+}
+
+// FuzzLoadConfigFiles loads an application whose config files are arbitrary bytes:
+// Load may warn, or fail with an error naming a setting, but never panics.
+func FuzzLoadConfigFiles(f *testing.F) {
+	for _, file := range []string{"database", "cache", "queue", "app"} {
+		b, err := os.ReadFile(filepath.Join("testdata", "skeletons", "laravel-12", "config", file+".php"))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(file, string(b))
+	}
+	f.Add("database", "<?php return ['redis' => ['client' => 'phpredis', 'default' => ['prefix' => null, 'options' => ['prefix' => 5], 'port' => 'x']]];")
+	f.Add("queue", "<?php return ['connections' => ['redis' => ['block_for' => '', 'retry_after' => (int) '1e3']], 'failed' => ['driver' => null]];")
+	f.Add("cache", "<?php return ['default' => 'r', 'stores' => ['r' => ['driver' => 'redis', 'connection' => 'cache', 'prefix' => false]]];")
+	root := f.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "artisan"), nil, 0o644); err != nil {
+		f.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(root, "config"), 0o755); err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, file, src string) {
+		if !slices.Contains([]string{"database", "cache", "queue", "app"}, file) {
+			return
+		}
+		p := filepath.Join(root, "config", file+".php")
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		defer os.Remove(p)
+		c, err := Load(App{Root: root, LookupEnv: env("APP_NAME", "Fuzz")})
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "config: ") {
+				t.Fatalf("error without context: %v", err)
+			}
+			return
+		}
+		_ = c.String()
+	})
 }

@@ -212,7 +212,7 @@ trailing html`
 		{"7", found, "'int key'"},
 		{"nowdoc", found, "<<<…"},
 	} {
-		lk := walk(f, root, strings.Split(tc.path, "."), nil)
+		lk := walk(f, root, nil, strings.Split(tc.path, "."), nil)
 		if lk.status != tc.status || lk.status == found && lk.node.source() != tc.src {
 			src := ""
 			if lk.node != nil {
@@ -221,7 +221,7 @@ trailing html`
 			t.Errorf("%s: status %d %q, want %d %q", tc.path, lk.status, src, tc.status, tc.src)
 		}
 	}
-	if lk := walk(f, root, []string{"a", "b", "c"}, nil); lk.node.line != 11 {
+	if lk := walk(f, root, nil, []string{"a", "b", "c"}, nil); lk.node.line != 11 {
 		t.Errorf("line %d", lk.node.line)
 	}
 	for _, bad := range []string{

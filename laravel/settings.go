@@ -53,6 +53,8 @@ type loader struct {
 	c      *Config
 	layers *configLayers
 	base   string // database_path()'s application root: App.Root, or the .env's directory
+	// unreadable are the "file: why" of unknown lookups already warned about.
+	unreadable map[string]bool
 }
 
 func (l *loader) evaluator() *evaluator {
@@ -97,6 +99,15 @@ func (l *loader) fromConfig(s setting) value {
 		}
 		return v
 	case unknown:
+		// Everything under an unreadable level is unknown for the same reason: say it once.
+		seen := lk.file + ": " + lk.why
+		if l.unreadable[seen] {
+			return l.skeletonValue(s)
+		}
+		if l.unreadable == nil {
+			l.unreadable = map[string]bool{}
+		}
+		l.unreadable[seen] = true
 		return l.fallback(s, fmt.Sprintf("%s: %s cannot be read (%s)", lk.file, s.key(), lk.why))
 	}
 	if lk.node == nil { // laraq's skeleton does not have the key either
