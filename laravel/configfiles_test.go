@@ -350,3 +350,25 @@ func FuzzLoadConfigFiles(f *testing.F) {
 		_ = c.String()
 	})
 }
+
+// TestConnectionName: LARAQ_CONNECTION names the queue connection of config/queue.php
+// whose settings laraq uses (and which failed jobs and pause keys carry).
+func TestConnectionName(t *testing.T) {
+	root := skeletonApp(t, "laravel-12", map[string]func(string) string{
+		"config/queue.php": replace(t, "'connections' => [", "'connections' => [\n        'redis-high' => ['driver' => 'redis', 'connection' => 'default', 'queue' => 'high', 'retry_after' => 30],"),
+	})
+	c := mustLoad(t, App{Root: root, LookupEnv: env("LARAQ_CONNECTION", "redis-high")})
+	if c.Connection != "redis-high" || c.Queue != "high" || c.RetryAfter != 30 || c.QueueConnection().Name != "redis-high" {
+		t.Errorf("connection %q queue %q retry_after %d", c.Connection, c.Queue, c.RetryAfter)
+	}
+	// A connection the application does not have is said to be missing.
+	c = mustLoad(t, App{Root: root, LookupEnv: env("LARAQ_CONNECTION", "nope")})
+	if countWarnings(c, `config/queue.php has no queue connection "nope"`) != 1 || c.RetryAfter != 60 {
+		t.Errorf("missing connection: retry_after %d warnings %q", c.RetryAfter, c.Warnings)
+	}
+	// Without config files, the skeleton's redis connection stands for it.
+	c = mustLoad(t, App{LookupEnv: env("LARAQ_CONNECTION", "redis-high", "REDIS_QUEUE", "emails")})
+	if c.Connection != "redis-high" || c.Queue != "emails" || c.RetryAfter != 90 {
+		t.Errorf("no files: connection %q queue %q retry_after %d", c.Connection, c.Queue, c.RetryAfter)
+	}
+}

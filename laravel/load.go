@@ -54,12 +54,17 @@ func (l *loader) loadQueue() error {
 		c.warn("QUEUE_CONNECTION is %q (%s): jobs PHP dispatches without ->onConnection(%q) do not go to Redis",
 			c.DefaultConnection, r.origins["DefaultConnection"], c.Connection)
 	}
+	connName := c.Connection
 	conn := func(name, key string, vars []string, absent string) setting {
-		return setting{name: name, file: "queue", path: []string{"connections", c.Connection, key}, vars: vars, absent: absent}
+		return setting{name: name, file: "queue", path: []string{"connections", connName, key}, vars: vars, absent: absent}
 	}
 	switch lk := l.layers.get("queue", "connections", c.Connection); {
-	case lk.status == absent:
+	case lk.status == absent || lk.status == builtin && lk.node == nil && l.layers.app != nil:
 		c.warn("%s has no queue connection %q: PHP cannot use it (name the Redis connection with LARAQ_CONNECTION)", lk.file, c.Connection)
+	case lk.status == builtin && lk.node == nil:
+		// No config files, and the skeleton names its Redis connection "redis": take that
+		// one's settings for the connection LARAQ_CONNECTION names.
+		connName = DefaultConnection
 	case lk.status == found:
 		driver := l.str(conn("Driver", "driver", nil, ""), "")
 		if driver != "redis" {
