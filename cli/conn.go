@@ -56,9 +56,9 @@ func addConnFlags(fs *flag.FlagSet, multi bool) *connFlags {
 	fs.StringVar(&c.prefix, "prefix", "",
 		"Redis connection `prefix` (database.redis.options.prefix); --prefix '' for none\n"+
 			"(default empty, unless an application is given (--env-file, --laravel-root, LARAQ_ENV_FILE\n"+
-			"or APP_NAME): then its REDIS_PREFIX, else derived from APP_NAME as its skeleton does:\n"+
-			"laravel_database_ up to 11.x, laravel-database- on 12.x. LARAQ_REDIS_PREFIX, or REDIS_PREFIX\n"+
-			"in the environment, apply in either case)")
+			"or APP_NAME): then what its config/database.php gives (REDIS_PREFIX, else derived from\n"+
+			"APP_NAME), or without config files its skeleton: laravel_database_ up to 11.x,\n"+
+			"laravel-database- on 12.x. LARAQ_REDIS_PREFIX applies in either case)")
 	usage := "queue `name`"
 	if multi {
 		usage = "queue `names`, comma-separated, in priority order"
