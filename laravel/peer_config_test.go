@@ -19,6 +19,8 @@ import (
 // release builds from an application's .env and config files.
 type phpConfig struct {
 	Prefix          *string        `json:"prefix"`
+	QueuePrefix     *string        `json:"queue_client_prefix"` // what the queue connection's client applies
+	CachePrefixConn *string        `json:"cache_client_prefix"` // and the cache store connection's
 	RedisClient     string         `json:"redis_client"`
 	RedisDefault    map[string]any `json:"redis_default"`
 	RedisCache      map[string]any `json:"redis_cache"`
@@ -38,10 +40,10 @@ type phpConfig struct {
 }
 
 // phpLoad runs laravel_config.php on an application with a major's framework.
-func phpLoad(t *testing.T, major int, root, frameworkConfig string, args ...string) phpConfig {
+func phpLoad(t *testing.T, major int, srv *testenv.Redis, root, frameworkConfig string, args ...string) phpConfig {
 	t.Helper()
 	cmd := exec.Command("php", append([]string{filepath.Join("testdata", "php", "laravel_config.php"), root, "", frameworkConfig}, args...)...)
-	cmd.Env = testenv.PHPEnv{Major: major}.Environ()
+	cmd.Env = testenv.PHPEnv{Major: major, Redis: srv}.Environ()
 	out, err := cmd.Output()
 	if err != nil {
 		var stderr []byte
@@ -136,6 +138,8 @@ func TestConfigMatchesPHP(t *testing.T) {
 				return s + "REDIS_CACHE_CONNECTION=default\nREDIS_DB=2\nDB_DATABASE=storage/app.sqlite\nCACHE_PREFIX=c_\n"
 			}}
 		}},
+		{name: "8 per-connection prefixes (phpredis before 9.12)", skeleton: "laravel-8", major: 8, edits: connectionPrefixes},
+		{name: "13 per-connection prefixes", skeleton: "laravel-13", major: 13, tag: "v13.26.1", edits: connectionPrefixes},
 		{name: "13 cached configuration", skeleton: "laravel-13", major: 13, tag: "v13.26.1", cached: true},
 		{name: "8 cached configuration", skeleton: "laravel-8", major: 8, cached: true},
 		{name: "12 framework config, installed", skeleton: "laravel-12", major: 12, tag: "v12.67.0", framework: true, installed: true},
@@ -179,7 +183,7 @@ func TestConfigMatchesPHP(t *testing.T) {
 				}
 			}
 			if a.cached {
-				phpLoad(t, a.major, root, frameworkConfig, "cache")
+				phpLoad(t, a.major, srv, root, frameworkConfig, "cache")
 				f, err := os.OpenFile(filepath.Join(root, ".env"), os.O_APPEND|os.O_WRONLY, 0)
 				if err != nil {
 					t.Fatal(err)
@@ -187,7 +191,7 @@ func TestConfigMatchesPHP(t *testing.T) {
 				f.WriteString("REDIS_PREFIX=stale_\nREDIS_QUEUE=stale\nCACHE_PREFIX=stale_\n")
 				f.Close()
 			}
-			php := phpLoad(t, a.major, root, frameworkConfig)
+			php := phpLoad(t, a.major, srv, root, frameworkConfig)
 			c := mustLoad(t, App{EnvFile: filepath.Join(root, ".env")})
 			if a.major > 8 && c.major() != a.major {
 				t.Fatalf("release %s from %s", c.Release, c.Origin("Release"))
@@ -197,7 +201,7 @@ func TestConfigMatchesPHP(t *testing.T) {
 				what       string
 				laraq, php string
 			}{
-				{"prefix", c.Prefix, deref(php.Prefix)},
+				{"prefix", c.Prefix, deref(php.QueuePrefix)},
 				{"cache prefix", c.CachePrefix, deref(php.CachePrefix)},
 				{"queue", c.Queue, deref(php.Queue)},
 				{"retry_after", strconv.Itoa(c.RetryAfter), strconv.Itoa(configInt(php.RetryAfter))},
@@ -234,7 +238,7 @@ func TestConfigMatchesPHP(t *testing.T) {
 
 			// What PHP writes with these settings is where laraq looks.
 			env := testenv.PHPEnv{Major: a.major, Redis: srv, DB: c.Redis.DB, CacheDB: c.CacheRedis.DB,
-				Prefix: deref(php.Prefix), CachePrefix: deref(php.CachePrefix), RetryAfter: c.RetryAfter}
+				Prefix: deref(php.QueuePrefix), CachePrefix: deref(php.CachePrefix), RetryAfter: c.RetryAfter}
 			payload := `{"uuid":"` + testenv.RandomName(8) + `","displayName":"Ping","job":"Ping","data":{},"attempts":0}`
 			// The queue PHP's config names (the 8.83 harness's connection has 'default').
 			line, _ := json.Marshal(map[string]string{"raw": payload, "queue": deref(php.Queue)})
@@ -243,6 +247,14 @@ func TestConfigMatchesPHP(t *testing.T) {
 			queueKeys := scanKeys(t, ctx, srv, c.Redis.DB, "*queues:*", slug)
 			if want := []string{c.Prefix + "queues:" + c.Queue, c.Prefix + "queues:" + c.Queue + ":notify"}; !slices.Equal(queueKeys, want) {
 				t.Errorf("PHP pushed to %q, laraq reads %q", queueKeys, want)
+			}
+			if cp := deref(php.CachePrefixConn); cp != c.Prefix {
+				// Cache keys under another connection prefix than the queue's: laraq says it
+				// cannot follow (see loadRedis).
+				if countWarnings(c, `has the prefix "`+cp+`"`) != 1 {
+					t.Errorf("the cache connection's prefix %q is not warned about: %q", cp, c.Warnings)
+				}
+				return
 			}
 			if deref(php.CachePrefix) == "" {
 				// The harness takes an empty LARAQ_CACHE_PREFIX as unset: the restart key
@@ -256,6 +268,17 @@ func TestConfigMatchesPHP(t *testing.T) {
 				t.Errorf("PHP wrote queue:restart as %q, laraq reads %q", restart, want)
 			}
 		})
+	}
+}
+
+// connectionPrefixes gives the queue's Redis connection a 'prefix' and the cache's an
+// 'options' => ['prefix'], beside the global one: phpredis before 9.12 ignores the first.
+func connectionPrefixes(t *testing.T, app string) map[string]func(string) string {
+	return map[string]func(string) string{
+		"config/database.php": func(s string) string {
+			s = replace(t, "'default' => [\n            'url' => env('REDIS_URL'),", "'default' => [\n            'prefix' => 'own_"+app+":',\n            'url' => env('REDIS_URL'),")(s)
+			return replace(t, "'cache' => [\n            'url' => env('REDIS_URL'),", "'cache' => [\n            'options' => ['prefix' => 'opt_"+app+":'],\n            'url' => env('REDIS_URL'),")(s)
+		},
 	}
 }
 

@@ -36,6 +36,7 @@ if ($major >= 10) {
     require_once 'Illuminate/Support/autoload.php';
     require_once 'Illuminate/Config/autoload.php';
     require_once 'Illuminate/Container/autoload.php';
+    require_once 'Illuminate/Redis/autoload.php';
 }
 
 // PHP 8.4's PDO driver subclass, which the 12.x/13.x framework's config/database.php names
@@ -125,10 +126,31 @@ if (($argv[4] ?? '') === 'cache') {
 
 $queueConn = $config->get('queue.connections.redis');
 $store = $config->get('cache.default');
+
+// With LARAQ_REDIS_PORT: the prefix the PHP client of the queue's and the cache store's
+// Redis connections really applies (RedisManager and its connector merge the global and
+// the connection's options), connecting to that server instead of the configured one.
+$clientPrefix = function (?string $name) use ($config) {
+    $port = getenv('LARAQ_REDIS_PORT');
+    $redis = $config->get('database.redis');
+    if ($port === false || $port === '' || $name === null || ! isset($redis[$name])) {
+        return null;
+    }
+    unset($redis[$name]['url']);
+    $redis[$name] = array_merge($redis[$name], ['host' => '127.0.0.1', 'port' => (int) $port, 'password' => null, 'username' => null]);
+    $client = $redis['client'] ?? 'phpredis';
+    $conn = (new Illuminate\Redis\RedisManager(new Illuminate\Container\Container, $client, $redis))->connection($name);
+    return $client === 'predis'
+        ? (string) ($conn->client()->getOptions()->prefix ? $conn->client()->getOptions()->prefix->getPrefix() : '')
+        : (string) $conn->client()->getOption(Redis::OPT_PREFIX);
+};
 $storeConfig = $config->get("cache.stores.$store") ?? [];
 $failedDb = $config->get('queue.failed.database') ?? $config->get('database.default');
 echo json_encode([
     'prefix' => $config->get('database.redis.options.prefix'),
+    'queue_client_prefix' => $clientPrefix($queueConn['connection'] ?? 'default'),
+    'cache_client_prefix' => $clientPrefix(($storeConfig['driver'] ?? null) === 'redis'
+        ? ($storeConfig['connection'] ?? 'default') : ($config->get('cache.stores.redis.connection') ?? 'default')),
     'redis_client' => $config->get('database.redis.client'),
     'redis_default' => $config->get('database.redis.default'),
     'redis_cache' => $config->get('database.redis.cache'),
