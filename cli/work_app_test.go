@@ -23,7 +23,7 @@ import (
 
 // TestWorkLaravel12App runs `work` from nothing but a Laravel 12.40 application's .env:
 // the derived hyphenated prefixes, REDIS_QUEUE, the failed-job table from DB_* with
-// failed_at in APP_TIMEZONE, the queue:pause and queue:restart keys `laraq pause` and
+// failed_at in UTC (12.x's config/app.php writes 'UTC' and does not read APP_TIMEZONE), the queue:pause and queue:restart keys `laraq pause` and
 // `laraq restart` write for that version, JSON job records and the metrics endpoint.
 func TestWorkLaravel12App(t *testing.T) {
 	srv := testenv.RedisServer(t)
@@ -79,9 +79,8 @@ func TestWorkLaravel12App(t *testing.T) {
 		t.Fatal(err)
 	}
 	expect(-1)
-	tokyo, _ := time.LoadLocation("Asia/Tokyo")
 	waitFor(t, "the failed record", func() bool { return strings.Contains(stdout.String(), `"job_status":"failed"`) })
-	store, err := database.Open(ctx, "sqlite:"+dbPath, database.Options{Location: tokyo, CreateTable: database.CreateIfMissing})
+	store, err := database.Open(ctx, "sqlite:"+dbPath, database.Options{Location: time.UTC, CreateTable: database.CreateIfMissing})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -112,10 +112,16 @@ func isNull(s failed.Store) bool {
 }
 
 // QueueConnection returns the queue connection this configuration describes, without clients
-// or failed-job store: the connection name, prefix, default queue, retry_after, release,
-// cluster hash tags (13.5+ on a cluster) and cache store prefix and schemes.
+// or failed-job store: the connection name, prefix, default queue, retry_after, block_for,
+// release, cluster hash tags (13.5+ on a cluster) and cache store prefix and schemes.
 func (c *Config) QueueConnection() *laraq.Connection {
+	var blockFor *time.Duration
+	if c.BlockFor != nil {
+		d := time.Duration(*c.BlockFor) * time.Second
+		blockFor = &d
+	}
 	return &laraq.Connection{
+		BlockFor:   blockFor,
 		Name:       c.Connection,
 		Prefix:     c.Prefix,
 		Queue:      c.Queue,

@@ -2,9 +2,6 @@ package laravel
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
-	"regexp"
 
 	"github.com/laraq/laraq/encryption"
 )
@@ -27,26 +24,15 @@ type Encryption struct {
 // Encrypter returns the application's Encrypter, nil when it has no (usable) APP_KEY.
 func (e Encryption) Encrypter() *encryption.Encrypter { return e.encrypter }
 
-var (
-	cipherLiteral = regexp.MustCompile(`'cipher'\s*=>\s*'([^']*)'`)
-	cipherEnv     = regexp.MustCompile(`'cipher'\s*=>\s*env\(\s*'([A-Z0-9_]+)'\s*(?:,\s*'([^']*)'\s*)?\)`)
-)
-
 // loadEncryption reads APP_KEY, the cipher and APP_PREVIOUS_KEYS as
 // EncryptionServiceProvider does (ParseKey: a "base64:" prefix is base64, PHP's lenient
 // decoding) and builds the Encrypter. A key that Laravel would refuse (wrong length,
 // unknown cipher) is a warning, not an error: only encrypted jobs need it.
 func (c *Config) loadEncryption(r *resolver) {
-	c.Encryption = Encryption{Cipher: encryption.DefaultCipher}
-	if c.root != "" {
-		if b, err := os.ReadFile(filepath.Join(c.root, "config", "app.php")); err == nil {
-			if m := cipherEnv.FindSubmatch(b); m != nil {
-				c.Encryption.Cipher = r.str("Cipher", string(m[1]), string(m[2]))
-			} else if m := cipherLiteral.FindSubmatch(b); m != nil {
-				c.Encryption.Cipher = string(m[1])
-				r.origins["Cipher"] = Origin{Kind: ConfigFile, Name: "config/app.php"}
-			}
-		}
+	// app.cipher as the configuration files say it (Config.Cipher, read with the rest).
+	c.Encryption = Encryption{Cipher: c.Cipher}
+	if c.Encryption.Cipher == "" {
+		c.Encryption.Cipher = encryption.DefaultCipher
 	}
 	v, origin := r.get("AppKey", "APP_KEY")
 	if !v.set || v.str == "" {
