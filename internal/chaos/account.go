@@ -235,10 +235,15 @@ func (a *accountant) allowed(ok Run, at time.Time) bool {
 }
 
 // overlapping describes two runs of one job in progress at the same time ("" if none).
-// A run without an end record whose worker was killed ended at the kill.
+// A run without an end record whose worker was killed ended at the kill. A cancelled run
+// does not count: its worker had given it up (timeout, hard stop: the job may already be
+// released) before the recorder noticed the closed connection and wrote its end.
 func overlapping(runs []Run, killed map[string]time.Time) string {
 	for i := 1; i < len(runs); i++ {
 		prev, next := runs[i-1], runs[i]
+		if prev.Outcome == OutcomeCancelled {
+			continue
+		}
 		end := prev.End
 		if end.IsZero() {
 			end = killed[prev.Worker]
@@ -290,11 +295,16 @@ func (a *accountant) warnings() {
 			if run == nil {
 				continue
 			}
-			// The reservation expires retry_after after the pop, which came just before
-			// the run started; a second of slack covers that.
-			if held := e.Time.Sub(run.Start); held < a.in.RetryAfter-time.Second {
+			// The reservation expires retry_after after the pop. The worker logs
+			// Processing right after the pop; the run's start record can come much later
+			// (the journal's fsync on a busy disk). A second of slack covers the rest.
+			popped := run.Start
+			if p, ok := wl.Last(MsgProcessing, e.Job(), e.Time); ok && p.Before(popped) {
+				popped = p
+			}
+			if held := e.Time.Sub(popped); held < a.in.RetryAfter-time.Second {
 				a.res.FalseWarnings++
-				a.res.example("false warning on %s: job %s was acknowledged %.1fs after it started (retry_after %s)",
+				a.res.example("false warning on %s: job %s was acknowledged %.1fs after it was taken (retry_after %s)",
 					n, run.Key, held.Seconds(), a.in.RetryAfter)
 			}
 		}

@@ -68,6 +68,8 @@ func TestAccount(t *testing.T) {
 			in: Inputs{Jobs: jobs("a"), Runs: []Run{run("1", "w.1", "a", 1, 0, 5, OutcomeFail), run("2", "w.1", "a", 2, 10, 15, OutcomeOK)}}},
 		{name: "run again after a cancelled run is not a second run",
 			in: Inputs{Jobs: jobs("a"), Runs: []Run{run("1", "w.1", "a", 1, 0, 1000, OutcomeCancelled), run("2", "w.2", "a", 2, 3000, 3005, OutcomeOK)}}},
+		{name: "a cancelled run's end recorded after the next run started",
+			in: Inputs{Jobs: jobs("a"), Runs: []Run{run("1", "w.1", "a", 1, 0, 1003, OutcomeCancelled), run("2", "w.2", "a", 2, 1001, 1005, OutcomeOK)}}},
 		{name: "two runs at once",
 			in: Inputs{Jobs: jobs("a"), Runs: []Run{run("1", "w.1", "a", 1, 0, 500, OutcomeFail), run("2", "w.2", "a", 1, 100, 105, OutcomeFail)},
 				Left: map[string][]string{"a": {LeftDelayed}}},
@@ -152,17 +154,22 @@ func TestAccountFailedRows(t *testing.T) {
 }
 
 func TestAccountWarnings(t *testing.T) {
-	k := Keys("abcdef", "job", 2)
+	k := Keys("abcdef", "job", 3)
 	warn := func(ms int, key string) LogEntry {
 		return LogEntry{Time: at(ms), Msg: MsgNotReserved + " (it ran longer than retry_after)", ID: "id-" + key}
 	}
 	in := Inputs{
-		Jobs:       []Job{{Key: k[0]}, {Key: k[1]}},
+		Jobs:       []Job{{Key: k[0]}, {Key: k[1]}, {Key: k[2]}},
 		RetryAfter: 20 * time.Second,
-		Runs:       []Run{run("1", "w.1", k[0], 1, 0, 100, OutcomeOK), run("2", "w.1", k[1], 1, 0, 25000, OutcomeOK)},
+		Runs: []Run{run("1", "w.1", k[0], 1, 0, 100, OutcomeOK), run("2", "w.1", k[1], 1, 0, 25000, OutcomeOK),
+			run("3", "w.1", k[2], 1, 47000, 48000, OutcomeOK)},
 		Logs: map[string]WorkerLog{"w.1": {Entries: []LogEntry{
 			warn(10100, k[0]), // acknowledged 10 s after it started: the warning is false
 			warn(25001, k[1]), // it did run longer than retry_after
+			// Taken 19 s before its warning, although its start record came only 2 s
+			// before (a slow journal): the warning is true.
+			{Time: at(30000), Msg: MsgProcessing, JobID: "id-" + k[2]},
+			warn(49000, k[2]),
 			{Time: at(30000), Msg: "writing a failed job failed; " + MsgOnlyInLog, ID: "id-x"},
 		}}},
 	}

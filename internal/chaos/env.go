@@ -57,7 +57,8 @@ type Env struct {
 }
 
 // NewEnv starts a scenario's servers and recorder; bin is the laraq binary. Everything
-// is stopped when the test ends; the directory is removed unless the test failed.
+// is stopped when the test ends; the directory is removed unless the test failed or
+// CHAOS_KEEP is set.
 func NewEnv(t testing.TB, bin string, opts Options) *Env {
 	t.Helper()
 	testenv.NeedPHP(t)
@@ -84,7 +85,7 @@ func NewEnv(t testing.TB, bin string, opts Options) *Env {
 	}
 	t.Cleanup(func() {
 		_ = os.RemoveAll(fast)
-		if t.Failed() {
+		if t.Failed() || os.Getenv("CHAOS_KEEP") != "" {
 			t.Logf("scenario files kept in %s", e.Dir)
 			return
 		}

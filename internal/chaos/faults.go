@@ -53,7 +53,7 @@ func (e *Env) TermAndReplace(grace time.Duration, replace bool) {
 			e.T.Error(err)
 			w.Kill9()
 		}
-		e.Check("stop "+w.Name, w.StopTime(), grace+2*time.Second)
+		e.Check("SIGTERM drain", w.StopTime(), grace+2*time.Second)
 		if replace {
 			e.StartGo(w.Args...)
 		}

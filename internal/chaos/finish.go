@@ -82,7 +82,7 @@ func (e *Env) gather(ctx context.Context) (Inputs, error) {
 	in.Jobs = append(in.Jobs, e.jobs...)
 	e.mu.Unlock()
 
-	journals := []string{e.Recorder.journal.f.Name()}
+	journals := []string{e.Recorder.Journal()}
 	for _, w := range e.Fleet.Workers() {
 		if w.PHP {
 			if fileExists(w.Record) {
@@ -209,13 +209,31 @@ func (r Result) leftText() string {
 	return fmt.Sprintf("%d/%d/%d/%d", r.Left[LeftReady], r.Left[LeftDelayed], r.Left[LeftReserved], r.Left[LeftInvalid])
 }
 
+// checksText lists the checks, those of one name folded into one entry with their
+// count and worst value.
 func (r Result) checksText() string {
 	if len(r.Checks) == 0 {
 		return ""
 	}
-	parts := make([]string, len(r.Checks))
-	for i, c := range r.Checks {
-		parts[i] = c.String()
+	var names []string
+	worst := map[string]Check{}
+	count := map[string]int{}
+	for _, c := range r.Checks {
+		w, seen := worst[c.Name]
+		if !seen {
+			names = append(names, c.Name)
+		}
+		count[c.Name]++
+		if !seen || c.Never || (!w.Never && c.Value > w.Value) {
+			worst[c.Name] = c
+		}
+	}
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = worst[n].String()
+		if count[n] > 1 {
+			parts[i] = fmt.Sprintf("%dx %s (worst)", count[n], parts[i])
+		}
 	}
 	return ", checks [" + strings.Join(parts, "; ") + "]"
 }

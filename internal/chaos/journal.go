@@ -115,6 +115,9 @@ func (j *Journal) commit() {
 // Close closes the file.
 func (j *Journal) Close() error { return j.f.Close() }
 
+// Path is the journal's file.
+func (j *Journal) Path() string { return j.f.Name() }
+
 // ReadRecords reads a journal. A last line without its newline is a record torn by a
 // kill in the middle of a write and is skipped (torn reports it); any other line that is
 // not a record is an error naming the line.

@@ -118,6 +118,9 @@ func NewRecorder(path string) (*Recorder, error) {
 	return r, nil
 }
 
+// Journal is the file the recorder journals to.
+func (r *Recorder) Journal() string { return r.journal.Path() }
+
 // URL is the --forward URL of the worker named worker.
 func (r *Recorder) URL(worker string) string { return r.base + "/w/" + worker }
 

@@ -13,6 +13,8 @@ import (
 // Messages of `laraq work --log-format json` the accounting looks for. They are the
 // worker's own words; when they change, these must follow (the accounting test fails).
 const (
+	// MsgProcessing is the job line printed right after a job was taken.
+	MsgProcessing = "Processing"
 	// MsgProcessed is the job line after a job's acknowledgement was sent.
 	MsgProcessed = "Processed"
 	// MsgNotReserved warns that the reserved copy was gone when the job finished, "it
@@ -109,6 +111,19 @@ func (wl WorkerLog) AckOf(id string, since time.Time) (acked, gaveUp bool) {
 		}
 	}
 	return acked && !gaveUp, gaveUp
+}
+
+// Last returns the time of the last entry with message msg about job id at or before
+// until.
+func (wl WorkerLog) Last(msg, id string, until time.Time) (time.Time, bool) {
+	var at time.Time
+	found := false
+	for _, e := range wl.Entries {
+		if e.Msg == msg && e.Job() == id && !e.Time.After(until) && (!found || e.Time.After(at)) {
+			at, found = e.Time, true
+		}
+	}
+	return at, found
 }
 
 // Matching returns the entries whose message contains msg.
