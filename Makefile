@@ -72,10 +72,10 @@ bench: ## Go benchmarks, then phpser and the worker against PHP (prints the Go/P
 	./scripts/bench-worker.sh
 
 chaos: ## the long chaos suite: kills, outages, stalls on real workers; prints a table (CHAOS_RUN=regexp)
-	CI=$${CI:-true} $(GO) test -count=1 -timeout=$(CHAOS_TIMEOUT) -v -run '^TestChaosLong$$/$(CHAOS_RUN)' ./internal/chaos -chaos.long
+	CI=$${CI:-true} $(GO) test -count=1 -timeout=$(CHAOS_TIMEOUT) -v -run '^TestChaosLong$$/($(CHAOS_RUN))' ./internal/chaos -chaos.long
 
 chaos-short: ## the short chaos suite alone (it also runs in make test), verbose (CHAOS_RUN=regexp)
-	CI=$${CI:-true} $(GO) test -count=1 -timeout=10m -v -run '^TestChaos$$/$(CHAOS_RUN)' ./internal/chaos
+	CI=$${CI:-true} $(GO) test -count=1 -timeout=10m -v -run '^TestChaos$$/($(CHAOS_RUN))' ./internal/chaos
 
 lint: ## go vet, gofmt check, and staticcheck (pinned; skipped when the module proxy cannot fetch it)
 	$(GO) vet ./... $(EXTRA_PKGS)

@@ -319,8 +319,11 @@ func describeRuns(runs []Run) string {
 	parts := make([]string, len(runs))
 	for i, r := range runs {
 		out := r.Outcome
-		if out == "" {
+		switch {
+		case out == "":
 			out = "no end"
+		case r.Unanswered:
+			out = r.Decided + " unanswered"
 		}
 		parts[i] = fmt.Sprintf("%s a%d %s", r.Worker, r.Attempt, out)
 	}

@@ -66,6 +66,10 @@ func TestAccount(t *testing.T) {
 			want: Result{RunTwice: 1, DupDisallowed: 1}},
 		{name: "retried after a failure is not a second run",
 			in: Inputs{Jobs: jobs("a"), Runs: []Run{run("1", "w.1", "a", 1, 0, 5, OutcomeFail), run("2", "w.1", "a", 2, 10, 15, OutcomeOK)}}},
+		{name: "a success that never reached the worker is not a success",
+			in: Inputs{Jobs: jobs("a"), Runs: []Run{
+				{ID: "1", Worker: "w.1", Key: "a", Attempt: 1, Start: at(0), End: at(1500), Outcome: OutcomeCancelled, Unanswered: true, Decided: OutcomeOK},
+				run("2", "w.1", "a", 2, 4000, 4005, OutcomeOK)}}},
 		{name: "run again after a cancelled run is not a second run",
 			in: Inputs{Jobs: jobs("a"), Runs: []Run{run("1", "w.1", "a", 1, 0, 1000, OutcomeCancelled), run("2", "w.2", "a", 2, 3000, 3005, OutcomeOK)}}},
 		{name: "a cancelled run's end recorded after the next run started",

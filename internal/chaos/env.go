@@ -23,6 +23,11 @@ type Options struct {
 	// MariaDB puts failed_jobs on a MariaDB of the scenario's own (which Env.MariaDB
 	// can stop and start); otherwise on a SQLite file.
 	MariaDB bool
+	// FastJournal puts the recorder's journal on the memory file system (still synced
+	// per run, which there costs nothing): on a disk the sync dominates each job's cycle.
+	// The recorder lives in the test process, which no fault kills, so the records are
+	// as safe from a worker's kill -9 either way.
+	FastJournal bool
 	// Table collects the scenario's Result.
 	Table *Table
 }
@@ -101,7 +106,11 @@ func NewEnv(t testing.TB, bin string, opts Options) *Env {
 	t.Cleanup(e.Redis.Close)
 	e.Client = e.Redis.Client(0)
 	t.Cleanup(func() { _ = e.Client.Close() })
-	if e.Recorder, err = NewRecorder(filepath.Join(e.Dir, "recorder.journal")); err != nil {
+	journalDir := e.Dir
+	if opts.FastJournal {
+		journalDir = fast
+	}
+	if e.Recorder, err = NewRecorder(filepath.Join(journalDir, "recorder.journal")); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = e.Recorder.Close() })

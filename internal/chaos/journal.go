@@ -18,7 +18,7 @@ import (
 // both are on disk (fsync) before the job goes on, so a worker killed with -9 cannot
 // lose a record of a run it started or finished.
 type Record struct {
-	Ev      string `json:"ev"`     // "start" or "end"
+	Ev      string `json:"ev"`     // "start", "end" or "unanswered"
 	Run     string `json:"run"`    // unique per run: worker/process/number
 	Worker  string `json:"worker"` // the worker process that ran it
 	Key     string `json:"key"`    // the suite's identity of the job
@@ -28,6 +28,11 @@ type Record struct {
 	Outcome string `json:"outcome,omitempty"` // end only: see the Outcome constants
 	T       int64  `json:"t"`                 // Unix microseconds
 }
+
+// An "unanswered" record follows an end record when the worker had gone (its timeout,
+// a hard stop, a kill) before the outcome could be sent: the journal's sync took longer
+// than the worker waited. The worker then handled the run as timed out or interrupted,
+// whatever the end record says, and the run counts as cancelled.
 
 // Outcomes of a run (Record.Outcome of the end record).
 const (
@@ -161,8 +166,8 @@ func ReadJournalFile(path string) ([]Record, bool, error) {
 
 func (r Record) check() error {
 	switch {
-	case r.Ev != "start" && r.Ev != "end":
-		return fmt.Errorf("record with ev %q: want start or end", r.Ev)
+	case r.Ev != "start" && r.Ev != "end" && r.Ev != "unanswered":
+		return fmt.Errorf("record with ev %q: want start, end or unanswered", r.Ev)
 	case r.Run == "":
 		return errors.New("record without run")
 	case r.T <= 0:
@@ -184,14 +189,18 @@ type Run struct {
 	Start   time.Time
 	End     time.Time // zero when the run has no end record (its process died mid-run)
 	Outcome string    // "" when End is zero
+	// Unanswered says the worker had gone before the outcome in the end record reached
+	// it; Outcome is then OutcomeCancelled and Decided what the end record said.
+	Unanswered bool
+	Decided    string
 }
 
 // Ended reports whether the run has an end record.
 func (r Run) Ended() bool { return !r.End.IsZero() }
 
-// Runs joins start and end records into runs, sorted by start time. An end record
-// without its start, or a second start or end of one run, is an error: the journal
-// would not be telling the truth.
+// Runs joins start, end and unanswered records into runs, sorted by start time. An end
+// record without its start, or a second start or end of one run, is an error: the
+// journal would not be telling the truth.
 func Runs(recs []Record) ([]Run, error) {
 	byID := map[string]*Run{}
 	var order []*Run
@@ -213,6 +222,14 @@ func Runs(recs []Record) ([]Run, error) {
 				return nil, fmt.Errorf("run %q ended twice", r.Run)
 			}
 			run.End, run.Outcome = micros(r.T), r.Outcome
+		case "unanswered":
+			if run == nil || !run.Ended() {
+				return nil, fmt.Errorf("run %q unanswered before it ended", r.Run)
+			}
+			if run.Unanswered {
+				return nil, fmt.Errorf("run %q unanswered twice", r.Run)
+			}
+			run.Unanswered, run.Decided, run.Outcome = true, run.Outcome, OutcomeCancelled
 		}
 	}
 	out := make([]Run, len(order))

@@ -71,6 +71,7 @@ func TestReadRecords(t *testing.T) {
 	for _, bad := range []struct{ text, want string }{
 		{good + "not json\n", "j:3: not a run record"},
 		{`{"ev":"middle","run":"w/1","t":1}` + "\n", `j:1: record with ev "middle"`},
+		{`{"ev":"unanswered","t":1}` + "\n", "j:1: record without run"},
 		{`{"ev":"start","t":1}` + "\n", "j:1: record without run"},
 		{`{"ev":"start","run":"w/1"}` + "\n", `j:1: record of run "w/1" without a time`},
 		{`{"ev":"end","run":"w/1","t":1}` + "\n", `j:1: end record of run "w/1" without an outcome`},
@@ -82,13 +83,25 @@ func TestReadRecords(t *testing.T) {
 	}
 }
 
+func TestRunsUnanswered(t *testing.T) {
+	runs, err := Runs([]Record{
+		{Ev: "start", Run: "w/1", T: 1}, {Ev: "end", Run: "w/1", Outcome: OutcomeOK, T: 2}, {Ev: "unanswered", Run: "w/1", T: 3},
+	})
+	if err != nil || len(runs) != 1 || runs[0].Outcome != OutcomeCancelled || !runs[0].Unanswered || runs[0].Decided != OutcomeOK {
+		t.Fatalf("runs %+v, %v", runs, err)
+	}
+}
+
 func TestRunsRejectsInconsistentJournals(t *testing.T) {
 	start := Record{Ev: "start", Run: "w/1", T: 1}
 	end := Record{Ev: "end", Run: "w/1", Outcome: OutcomeOK, T: 2}
+	gone := Record{Ev: "unanswered", Run: "w/1", T: 3}
 	for name, recs := range map[string][]Record{
-		"end without start": {end},
-		"started twice":     {start, start},
-		"ended twice":       {start, end, end},
+		"end without start":         {end},
+		"started twice":             {start, start},
+		"ended twice":               {start, end, end},
+		"unanswered before the end": {start, gone},
+		"unanswered twice":          {start, end, gone, gone},
 	} {
 		if _, err := Runs(recs); err == nil {
 			t.Errorf("%s: no error", name)
@@ -103,6 +116,7 @@ func FuzzReadRecords(f *testing.F) {
 		`{"ev":"end","run":"php.1/7/1","worker":"php.1","key":"cxabcdef-job-1","outcome":"fail","t":1795469682586999}` + "\n"))
 	f.Add([]byte("{\"ev\":\"start\",\"run\":\"x\",\"t\":1}\n{\"ev\""))
 	f.Add([]byte("\n\n{}\n"))
+	f.Add([]byte(`{"ev":"start","run":"g/1","t":5}` + "\n" + `{"ev":"end","run":"g/1","outcome":"ok","t":6}` + "\n" + `{"ev":"unanswered","run":"g/1","t":7}` + "\n"))
 	f.Add([]byte(`{"ev":"end","run":"a","outcome":"ok","t":-5}` + "\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		recs, _, err := ReadRecords(bytes.NewReader(b), "fuzz")

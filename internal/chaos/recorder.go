@@ -174,14 +174,23 @@ func (r *Recorder) serve(w http.ResponseWriter, req *http.Request) {
 		r.fail(w, err)
 		return
 	}
+	ctx := req.Context()
+	// end journals the outcome; it reports whether the answer may go out. When the
+	// worker has gone while the record was being synced (its timeout is shorter than a
+	// sync on a busy disk), the outcome never reaches it: that is journalled too.
 	end := func(outcome string) bool {
 		err := r.journal.Append(Record{Ev: "end", Run: run, Worker: worker, Key: cmd.Key, Outcome: outcome, T: nowMicros()})
+		if err == nil && outcome != OutcomeCancelled && ctx.Err() != nil {
+			err = r.journal.Append(Record{Ev: "unanswered", Run: run, Worker: worker, Key: cmd.Key, T: nowMicros()})
+			if err == nil {
+				return false
+			}
+		}
 		if err != nil {
 			r.fail(w, err)
 		}
 		return err == nil
 	}
-	ctx := req.Context()
 	action := actionFor(cmd.Actions, f.Attempt)
 	verb, arg, _ := strings.Cut(action, ":")
 	switch verb {
