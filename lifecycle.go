@@ -428,10 +428,12 @@ func (c *Worker) retryCtx(ctx context.Context, jr *jobRun, what string, op func(
 			return lost, nil
 		}
 		lost = true
-		if ctx.Err() != nil || isAuthError(err) || !time.Now().Add(retryDelay(n)).Before(jr.expiry().Add(retryMax)) {
+		// As the expiry nears the attempts come closer together, so that one lands
+		// soon after Redis answers again, before another worker may take the job.
+		d := min(retryDelay(n), max(time.Until(jr.expiry())/4, retryMin))
+		if ctx.Err() != nil || isAuthError(err) || !time.Now().Add(d).Before(jr.expiry().Add(retryMax)) {
 			return lost, err
 		}
-		d := retryDelay(n)
 		c.log.Warn(what+" failed; retrying", "err", err, "retry_in", d, "attempt", n)
 		t := time.NewTimer(d)
 		select {
