@@ -271,3 +271,41 @@ func TestWorkerStopsOnRefusedCredentials(t *testing.T) {
 		t.Fatalf("worker still running with refused credentials:\n%s", e.logs.String())
 	}
 }
+
+// A job that really ran longer than retry_after, moved back meanwhile by another worker,
+// is still reported: the warning is true then.
+func TestJobThatOutlivedItsReservationIsReported(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	migrated := make(chan struct{})
+	reg := laraq.NewJobs()
+	reg.HandleFunc(`App\Jobs\SendInvoice`, func(ctx context.Context, j *laraq.JobInfo) error {
+		<-migrated
+		return nil
+	})
+	cfg := e.config(reg)
+	cfg.Now = nil
+	cfg.RetryAfter = time.Second
+	cfg.StopWhenEmpty = true
+	wc := cfg.workerConfig()
+	wc.ReservationHeartbeat = -1 // as a PHP worker: the reservation is never extended
+	w, err := laraq.NewWorker(cfg.connection(e.client), reg, wc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.push("default", job(t, sendInvoice{InvoiceID: 1}, nil))
+	done := make(chan error, 1)
+	go func() { done <- w.Run(e.ctx) }()
+	// Another worker's pop, past the expiry, moves it back to the ready list.
+	eventually(t, 10*time.Second, "the reservation to expire and move back", func() bool {
+		n, err := e.rdb.MigrateReserved(e.ctx, "default", time.Now().Unix(), 0)
+		return err == nil && n == 1
+	})
+	close(migrated)
+	if err := <-done; !errors.Is(err, laraq.ErrQueueEmpty) && err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(e.logs.String(), "ran longer than retry_after") {
+		t.Fatalf("no warning for a job that outlived its reservation:\n%s", e.logs.String())
+	}
+}

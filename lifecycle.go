@@ -304,20 +304,24 @@ func (c *Worker) deleteReserved(r *run, jr *jobRun) {
 	}
 }
 
-// reservationGone reports an acknowledgement that found the reservation gone. When an
-// earlier attempt of it failed (lost reports that), that attempt may have run on the
-// server without its reply arriving; before the reservation's expiry no worker can have
-// migrated the job, so the earlier attempt is what removed it.
-func (c *Worker) reservationGone(jr *jobRun, lost bool, what, warning string) {
+// reservationGone reports an acknowledgement that found the reservation gone, and
+// whether an earlier copy of the same call did the work. Before the reservation's
+// expiry no worker migrates it back, so what removed it is a copy of this call whose
+// reply was lost: an earlier attempt (lost reports one) or a copy go-redis re-sent on
+// another connection after a timeout, which the caller never sees. Only past the
+// expiry may the job have been moved back to run again.
+func (c *Worker) reservationGone(jr *jobRun, lost bool, what, warning string) (doneEarlier bool) {
 	switch {
-	case lost && time.Now().Before(jr.expiry()):
-		c.log.Debug(what+": an earlier attempt whose reply was lost had done it", "queue", jr.queue, "id", c.jobID(jr))
+	case time.Now().Before(jr.expiry()):
+		c.log.Debug(what+": an earlier copy of the call, whose reply was lost, had done it", "queue", jr.queue, "id", c.jobID(jr))
+		return true
 	case lost:
 		c.log.Warn(what+": the reservation is gone, either removed by an earlier attempt whose reply was lost or expired and moved back to the queue (then the job runs again)",
 			"queue", jr.queue, "id", c.jobID(jr), "retry_after", c.conn.retryAfter())
 	default:
 		c.log.Warn(warning, "queue", jr.queue, "id", c.jobID(jr), "retry_after", c.conn.retryAfter())
 	}
+	return false
 }
 
 // release moves the reserved copy to the delayed set, available after delay.
@@ -336,9 +340,8 @@ func (c *Worker) release(r *run, jr *jobRun, delay time.Duration, afterException
 		c.log.Error("releasing a job failed; it will run again after retry_after", "queue", jr.queue, "id", c.jobID(jr), "err", err)
 		return
 	case !released:
-		c.reservationGone(jr, lost, "releasing a job",
-			"job was no longer reserved when released (it ran longer than retry_after); it is already back in the queue")
-		if !lost || !time.Now().Before(jr.expiry()) {
+		if !c.reservationGone(jr, lost, "releasing a job",
+			"job was no longer reserved when released (it ran longer than retry_after); it is already back in the queue") {
 			return
 		}
 	}
