@@ -3,7 +3,6 @@ package laraq
 import (
 	"context"
 	"reflect"
-	"strconv"
 	"strings"
 
 	"github.com/laraq/laraq/internal/php"
@@ -134,25 +133,6 @@ func (c *Worker) debounceID(jr *jobRun, cmd *phpser.Value) string {
 	if !ok {
 		return ""
 	}
-	return phpStringValue(v)
-}
-
-// phpStringValue is PHP's (string) of a scalar, as string concatenation applies it.
-func phpStringValue(v *phpser.Value) string {
-	switch v.Kind() {
-	case phpser.KindString:
-		return v.Str()
-	case phpser.KindInt:
-		return strconv.FormatInt(v.Int(), 10)
-	case phpser.KindFloat:
-		return php.FloatString(v.Float())
-	case phpser.KindBool:
-		if v.Bool() {
-			return "1"
-		}
-		return ""
-	case phpser.KindArray:
-		return "Array"
-	}
-	return ""
+	s, _ := v.StringCast() // an array is "Array", as concatenation makes it
+	return s
 }

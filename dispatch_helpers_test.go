@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
@@ -230,22 +229,7 @@ type record struct {
 
 func readDispatchRecords(t *testing.T, file string) []record {
 	t.Helper()
-	b, err := os.ReadFile(file)
-	if err != nil && !os.IsNotExist(err) {
-		t.Fatal(err)
-	}
-	var out []record
-	for _, line := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
-		if len(line) == 0 {
-			continue
-		}
-		var r record
-		if err := json.Unmarshal(line, &r); err != nil {
-			t.Fatalf("record %q: %v", line, err)
-		}
-		out = append(out, r)
-	}
-	return out
+	return testenv.ReadJSONLines[record](t, file)
 }
 
 // runPHPWorkerOn runs work.php (Laravel's own Worker) with args and returns its output.

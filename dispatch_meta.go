@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/laraq/laraq/internal/php"
 	"github.com/laraq/laraq/payload"
 	"github.com/laraq/laraq/phpser"
 )
@@ -22,25 +21,6 @@ import (
 // reads the object, not the payload). Values are written as PHP holds them: an int
 // property gives a JSON int, a string property a JSON string, and so on. Methods and
 // 13.x attributes are read as jobMethods describes.
-
-// publicProp returns the value of the public property name when it is set and not null.
-func publicProp(cmd *phpser.Value, name string) (*phpser.Value, bool) {
-	for _, e := range cmd.Entries() {
-		if e.Key.IsInt() {
-			continue
-		}
-		n, vis, _ := e.Key.Name()
-		if n != name || vis != phpser.Public {
-			continue
-		}
-		v := e.Value.Deref()
-		if v == nil || v.IsNull() {
-			return nil, false
-		}
-		return v, true
-	}
-	return nil, false
-}
 
 // meta holds the envelope keys createObjectPayload derives from the command, as the
 // JSON values PHP writes for them (nil: null).
@@ -59,7 +39,7 @@ func deriveMeta(cmd *phpser.Value, m jobMethods, rel Release, now time.Time) (me
 	// prop is `$job->name ?? null`; on 13.x getAttributeValue: the property when set and
 	// not identical to its class default, else the attribute, else the property.
 	prop := func(name string) *phpser.Value {
-		v, set := publicProp(cmd, name)
+		v, set := publicValue(cmd, name)
 		if !attrs {
 			if set {
 				return v
@@ -101,7 +81,7 @@ func deriveMeta(cmd *phpser.Value, m jobMethods, rel Release, now time.Time) (me
 		backoff = orMethod(backoff, m.backoff)
 	}
 	// retryUntil has no attribute: `$job->retryUntil ?? $job->retryUntil()` everywhere.
-	retryUntil, _ := publicProp(cmd, "retryUntil")
+	retryUntil, _ := publicValue(cmd, "retryUntil")
 	retryUntil = orMethod(retryUntil, m.retryUntil)
 
 	var err error
@@ -134,7 +114,7 @@ func deriveMeta(cmd *phpser.Value, m jobMethods, rel Release, now time.Time) (me
 		}
 		md.backoff = &payload.Value{Kind: payload.KindString, Str: s}
 	}
-	if v, ok := publicProp(cmd, "batchId"); ok && v.Kind() == phpser.KindString {
+	if v, ok := publicValue(cmd, "batchId"); ok && v.Kind() == phpser.KindString {
 		s := v.Str()
 		md.batchID = &s
 	}
@@ -185,25 +165,13 @@ func joinBackoff(v *phpser.Value, now time.Time) (string, error) {
 	return strings.Join(parts, ","), nil
 }
 
-// phpString is PHP's (string) conversion of a scalar, as implode applies it: floats
-// with precision 14 ("1.5", "1.0E+25"), true "1", false and null "".
+// phpString is PHP's (string) conversion of a scalar, as implode applies it.
 func phpString(v *phpser.Value) (string, error) {
-	switch v.Kind() {
-	case phpser.KindNull:
-		return "", nil
-	case phpser.KindBool:
-		if v.Bool() {
-			return "1", nil
-		}
-		return "", nil
-	case phpser.KindInt:
-		return strconv.FormatInt(v.Int(), 10), nil
-	case phpser.KindFloat:
-		return php.FloatString(v.Float()), nil
-	case phpser.KindString:
-		return v.Str(), nil
+	s, ok := v.StringCast()
+	if !ok {
+		return "", fmt.Errorf("a PHP %s cannot be converted to a string", v.Kind())
 	}
-	return "", fmt.Errorf("a PHP %s cannot be converted to a string", v.Kind())
+	return s, nil
 }
 
 // jsonValue is the JSON value json_encode writes for a PHP value found in a property.

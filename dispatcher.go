@@ -218,7 +218,7 @@ func (p *Dispatcher) prepare(c *command, o *options) (*Message, error) {
 	cmd := c.live
 	var err error
 	// Bus\Dispatcher::dispatchToQueue resolves the connection from the job's property.
-	if v, ok := publicProp(cmd, "connection"); ok {
+	if v, ok := publicValue(cmd, "connection"); ok {
 		name, err := phpString(v)
 		if err != nil {
 			return nil, fmt.Errorf("laraq: %s connection property: %v", class, err)
@@ -235,7 +235,7 @@ func (p *Dispatcher) prepare(c *command, o *options) (*Message, error) {
 	case o.queue != nil:
 		m.Queue = *o.queue
 	default:
-		if v, ok := publicProp(cmd, "queue"); ok {
+		if v, ok := publicValue(cmd, "queue"); ok {
 			if m.Queue, err = phpString(v); err != nil {
 				return nil, fmt.Errorf("laraq: %s queue property: %v", class, err)
 			}
@@ -251,7 +251,7 @@ func (p *Dispatcher) prepare(c *command, o *options) (*Message, error) {
 		delayVal = o.later.prop
 	} else if o.delay != nil {
 		delayVal = o.delay.prop
-	} else if v, ok := publicProp(cmd, "delay"); ok {
+	} else if v, ok := publicValue(cmd, "delay"); ok {
 		delayVal = v
 	}
 	if delayVal != nil {

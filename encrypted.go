@@ -133,7 +133,7 @@ func shouldEncrypt(cmd *phpser.Value, o *options) bool {
 	if o.encrypt {
 		return true
 	}
-	v, ok := publicProp(cmd, "shouldBeEncrypted")
+	v, ok := publicValue(cmd, "shouldBeEncrypted")
 	return ok && v.Truthy()
 }
 

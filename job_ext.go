@@ -33,7 +33,7 @@ func (j *JobInfo) noteBatch(cmd *phpser.Value) {
 	if j.BatchID != "" || cmd == nil {
 		return
 	}
-	if v, ok := publicProp(cmd, "batchId"); ok && v.Kind() == phpser.KindString {
+	if v, ok := publicValue(cmd, "batchId"); ok && v.Kind() == phpser.KindString {
 		j.BatchID = v.Str()
 	}
 }

@@ -125,7 +125,7 @@ func (c *Worker) uniqueLockOf(jr *jobRun) (l uniqueLock, ok bool) {
 	}
 	if ok && l.owner == "" && c.s.release.writesLockOwner() {
 		if v, err := job.Value(); err == nil {
-			if o, found := publicProp(v, "uniqueLockOwner"); found && o.Kind() == phpser.KindString {
+			if o, found := publicValue(v, "uniqueLockOwner"); found && o.Kind() == phpser.KindString {
 				l.owner = o.Str()
 			}
 		}

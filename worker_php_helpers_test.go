@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -180,22 +179,7 @@ type phpRecord struct {
 
 func readRecords(t testing.TB, file string) []phpRecord {
 	t.Helper()
-	b, err := os.ReadFile(file)
-	if err != nil && !os.IsNotExist(err) {
-		t.Fatal(err)
-	}
-	var out []phpRecord
-	for _, line := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
-		if len(line) == 0 {
-			continue
-		}
-		var r phpRecord
-		if err := json.Unmarshal(line, &r); err != nil {
-			t.Fatalf("record %q: %v", line, err)
-		}
-		out = append(out, r)
-	}
-	return out
+	return testenv.ReadJSONLines[phpRecord](t, file)
 }
 
 // dispatched is one line of dispatch.php's output.

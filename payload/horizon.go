@@ -249,19 +249,10 @@ func underlyingClass(command *phpser.Value, typ string) string {
 	return ""
 }
 
-// phpString is PHP's string conversion of a model key.
+// phpString is PHP's string conversion of a model key ("" for an array or object).
 func phpString(v *phpser.Value) string {
-	switch v.Kind() {
-	case phpser.KindString:
-		return v.Str()
-	case phpser.KindInt:
-		return strconv.FormatInt(v.Int(), 10)
-	case phpser.KindFloat:
-		return php.FloatString(v.Float())
-	case phpser.KindBool:
-		if v.Bool() {
-			return "1"
-		}
+	if s, ok := v.StringCast(); ok {
+		return s
 	}
 	return ""
 }

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"unsafe"
+
+	"github.com/laraq/laraq/internal/php"
 )
 
 // Kind is the type of a serialized PHP value: one per form of PHP's serialize() output.
@@ -618,4 +620,33 @@ func (v *Value) Truthy() bool {
 		return v.Len() > 0
 	}
 	return true
+}
+
+// StringCast is PHP's (string) of a scalar, as string concatenation and implode apply
+// it: null and false "", true "1", floats with precision 14 ("1.5", "1.0E+25"). ok is
+// false for an array or object, which PHP does not convert (concatenation writes
+// "Array" with a warning, an object without __toString throws).
+func (v *Value) StringCast() (s string, ok bool) {
+	v = v.Deref()
+	if v == nil {
+		return "", true
+	}
+	switch v.Kind() {
+	case KindNull:
+		return "", true
+	case KindBool:
+		if v.Bool() {
+			return "1", true
+		}
+		return "", true
+	case KindInt:
+		return strconv.FormatInt(v.Int(), 10), true
+	case KindFloat:
+		return php.FloatString(v.Float()), true
+	case KindString:
+		return v.Str(), true
+	case KindArray:
+		return "Array", false
+	}
+	return "", false
 }

@@ -4,13 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -18,96 +12,12 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// startCluster starts a three-master Redis Cluster on loopback for one test.
-func startCluster(t *testing.T) []string {
-	t.Helper()
-	server, err1 := exec.LookPath("redis-server")
-	cli, err2 := exec.LookPath("redis-cli")
-	testenv.Need(t, err1 == nil && err2 == nil, "redis-server and redis-cli for a cluster")
-	dir := t.TempDir()
-	var addrs []string
-	for i := 0; i < 3; i++ {
-		port := clusterPort(t)
-		nodeDir := filepath.Join(dir, strconv.Itoa(port))
-		if err := os.Mkdir(nodeDir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		cmd := exec.Command(server, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--cluster-enabled", "yes",
-			"--cluster-config-file", filepath.Join(nodeDir, "nodes.conf"), "--dir", nodeDir,
-			"--save", "", "--appendonly", "no", "--loglevel", "warning")
-		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-		addrs = append(addrs, fmt.Sprintf("127.0.0.1:%d", port))
-	}
-	for _, a := range addrs {
-		waitPing(t, a)
-	}
-	out, err := exec.Command(cli, append(append([]string{"--cluster", "create"}, addrs...),
-		"--cluster-replicas", "0", "--cluster-yes")...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("cluster create: %v\n%s", err, out)
-	}
-	deadline := time.Now().Add(20 * time.Second)
-	for _, a := range addrs {
-		c := redis.NewClient(&redis.Options{Addr: a})
-		for {
-			info, _ := c.ClusterInfo(context.Background()).Result()
-			if strings.Contains(info, "cluster_state:ok") {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("cluster not ready: %s", info)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		_ = c.Close()
-	}
-	return addrs
-}
-
-// clusterPort finds a free port whose cluster bus port (+10000) is free too.
-func clusterPort(t *testing.T) int {
-	t.Helper()
-	for i := 0; i < 50; i++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := l.Addr().(*net.TCPAddr).Port
-		_ = l.Close()
-		if port+10000 > 65535 {
-			continue
-		}
-		if bus, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port+10000)); err == nil {
-			_ = bus.Close()
-			return port
-		}
-	}
-	t.Fatal("no free port pair for a cluster node")
-	return 0
-}
-
-func waitPing(t *testing.T, addr string) {
-	t.Helper()
-	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
-	defer c.Close()
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if c.Ping(context.Background()).Err() == nil {
-			return
-		}
-	}
-	t.Fatalf("redis-server %s did not start", addr)
-}
-
 // TestCluster runs every operation through a go-redis ClusterClient on a real cluster:
 // EVALSHA is routed by its first key, so it only works when all keys of a call share a
 // slot, which the hash tags guarantee.
 func TestCluster(t *testing.T) {
 	t.Parallel()
-	addrs := startCluster(t)
+	addrs := testenv.RedisCluster(t)
 	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs})
 	t.Cleanup(func() { _ = cc.Close() })
 	ctx := context.Background()

@@ -75,6 +75,17 @@ type Record struct {
 // ReadRecords returns the records in the file, in order (none when it does not exist).
 func ReadRecords(t testing.TB, file string) []Record {
 	t.Helper()
+	recs := ReadJSONLines[Record](t, file)
+	for i, r := range ReadJSONLines[map[string]any](t, file) {
+		recs[i].Fields = r
+	}
+	return recs
+}
+
+// ReadJSONLines decodes each non-empty line of a JSON-lines file as a T, in order (none
+// when the file does not exist); a line that does not decode fails the test.
+func ReadJSONLines[T any](t testing.TB, file string) []T {
+	t.Helper()
 	b, err := os.ReadFile(file)
 	if os.IsNotExist(err) {
 		return nil
@@ -82,19 +93,16 @@ func ReadRecords(t testing.TB, file string) []Record {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []Record
+	var out []T
 	for _, line := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
 		if len(line) == 0 {
 			continue
 		}
-		var r Record
-		if err := json.Unmarshal(line, &r); err != nil {
-			t.Fatalf("record %q: %v", line, err)
+		var v T
+		if err := json.Unmarshal(line, &v); err != nil {
+			t.Fatalf("%s: record %q: %v", file, line, err)
 		}
-		if err := json.Unmarshal(line, &r.Fields); err != nil {
-			t.Fatalf("record %q: %v", line, err)
-		}
-		out = append(out, r)
+		out = append(out, v)
 	}
 	return out
 }
