@@ -18,6 +18,7 @@ const maxAckBatch = 256
 // client's CPU per job when many jobs finish per millisecond.
 type acks struct {
 	rdb     *rdb.RDB
+	hz      *horizonState           // nil: Horizon is off
 	batcher atomic.Pointer[batcher] // nil when none runs: deletions go straight through
 }
 
@@ -32,6 +33,7 @@ type batcher struct {
 
 type deleteReq struct {
 	job     rdb.Finished
+	hz      *hzJob // Horizon's records of the deletion, nil for none
 	deleted bool
 	err     error
 	done    chan struct{}
@@ -40,21 +42,22 @@ type deleteReq struct {
 func newAcks(r *rdb.RDB) *acks { return &acks{rdb: r} }
 
 // delete removes one finished job's reserved copy and reports whether it was still there.
-func (a *acks) delete(ctx context.Context, queue string, reserved []byte) (bool, error) {
+// hz, when not nil, are the job's Horizon records, sent in the same round trip.
+func (a *acks) delete(ctx context.Context, queue string, reserved []byte, hz *hzJob) (bool, error) {
 	b := a.batcher.Load()
 	if b == nil {
-		return a.rdb.DeleteReserved(ctx, queue, reserved)
+		return a.deleteOne(ctx, queue, reserved, hz)
 	}
 	b.mu.RLock()
 	if b.closed {
 		b.mu.RUnlock()
-		return a.rdb.DeleteReserved(ctx, queue, reserved)
+		return a.deleteOne(ctx, queue, reserved, hz)
 	}
 	b.inflight.Add(1)
 	b.mu.RUnlock()
 	defer b.inflight.Done()
 
-	r := &deleteReq{job: rdb.Finished{Queue: queue, Reserved: reserved}, done: make(chan struct{})}
+	r := &deleteReq{job: rdb.Finished{Queue: queue, Reserved: reserved}, hz: hz, done: make(chan struct{})}
 	select {
 	case b.reqs <- r:
 	case <-ctx.Done():
@@ -92,7 +95,7 @@ func (a *acks) start(ctx context.Context) (stop func()) {
 				for _, r := range batch {
 					jobs = append(jobs, r.job)
 				}
-				deleted, errs, _ := a.rdb.DeleteReservedMany(ctx, jobs)
+				deleted, errs := a.deleteMany(ctx, jobs, batch)
 				for i, r := range batch {
 					r.deleted, r.err = deleted[i], errs[i]
 					close(r.done)

@@ -20,6 +20,7 @@ type options struct {
 	delay, later              *delaySpec
 	chain                     []any
 	anyConnection             bool
+	horizon                   horizonHints // Tags, Silence
 }
 
 func collect(opts []DispatchOption) (*options, error) {
