@@ -129,6 +129,11 @@ type Config struct {
 	FailedDatabase string
 	FailedTable    string
 
+	// Horizon is the application's config/horizon.php when laraq writes Horizon's
+	// records for it: when the application uses laravel/horizon, or LARAQ_HORIZON=on
+	// (see loadHorizon). Nil otherwise.
+	Horizon *Horizon
+
 	// Origins says where each setting came from, keyed by setting name (the Config field,
 	// or the variable it was read from); see Origin.
 	Origins map[string]Origin
@@ -219,6 +224,9 @@ func Load(src App) (*Config, error) {
 		return nil, err
 	}
 	if err := c.loadFailed(r, app); err != nil {
+		return nil, err
+	}
+	if err := c.loadHorizon(r); err != nil {
 		return nil, err
 	}
 	return c, nil
