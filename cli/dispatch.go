@@ -51,6 +51,7 @@ set them, and always decide where the job goes.`
 func runDispatch(ctx context.Context, app *App, args []string) int {
 	fs := app.NewFlagSet("dispatch", dispatchUsage)
 	af := addAppFlags(fs.FlagSet, false, false)
+	addHorizonFlags(fs.FlagSet, false)
 	propsFile := fs.String("props", "", "JSON `file` with the job's properties (- for stdin)")
 	var delay string
 	var delaySet bool
