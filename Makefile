@@ -19,7 +19,11 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 EXTRA_PKGS  := ./testdata/laravel-payloads
 
 .DEFAULT_GOAL := help
-.PHONY: help test test-short test-go fuzz fuzz-list fuzz-long bench lint fmt demo
+# The long chaos suite: CHAOS_RUN is a regexp of scenario names (internal/chaos/README.md).
+CHAOS_RUN     ?= .
+CHAOS_TIMEOUT ?= 3h
+
+.PHONY: help test test-short test-go fuzz fuzz-list fuzz-long bench chaos chaos-short lint fmt demo
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z][a-z-]*:.*## / {printf "  make %-11s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -66,6 +70,12 @@ bench: ## Go benchmarks, then phpser and the worker against PHP (prints the Go/P
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
 	./scripts/bench-phpser.sh
 	./scripts/bench-worker.sh
+
+chaos: ## the long chaos suite: kills, outages, stalls on real workers; prints a table (CHAOS_RUN=regexp)
+	CI=$${CI:-true} $(GO) test -count=1 -timeout=$(CHAOS_TIMEOUT) -v -run '^TestChaosLong$$/($(CHAOS_RUN))' ./internal/chaos -chaos.long
+
+chaos-short: ## the short chaos suite alone (it also runs in make test), verbose (CHAOS_RUN=regexp)
+	CI=$${CI:-true} $(GO) test -count=1 -timeout=10m -v -run '^TestChaos$$/($(CHAOS_RUN))' ./internal/chaos
 
 lint: ## go vet, gofmt check, and staticcheck (pinned; skipped when the module proxy cannot fetch it)
 	$(GO) vet ./... $(EXTRA_PKGS)

@@ -221,3 +221,27 @@ func (a *Admin) Retry(ctx context.Context, id string) (RetryResult, error) {
 	}
 	return res, nil
 }
+
+// QueuePrefix is a Redis connection prefix under which the connection's database holds
+// queue keys, with the names of those queues (see Admin.Prefixes).
+type QueuePrefix struct {
+	Prefix string
+	Queues []string // sorted
+}
+
+// Prefixes lists every connection prefix under which the connection's Redis database
+// holds queue keys (PREFIX + "queues:" + NAME, with or without :delayed, :reserved,
+// :notify), sorted by prefix: where PHP's jobs are when the prefix in use finds none, say
+// after a wrongly guessed release. It scans the whole database (every master of a
+// Cluster), so it is for tools, not for a loop.
+func (a *Admin) Prefixes(ctx context.Context) ([]QueuePrefix, error) {
+	found, err := a.rdb.QueuePrefixes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]QueuePrefix, len(found))
+	for i, p := range found {
+		out[i] = QueuePrefix{Prefix: p.Prefix, Queues: p.Queues}
+	}
+	return out, nil
+}

@@ -9,6 +9,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/laraq/laraq/bus"
+	"github.com/laraq/laraq/encryption"
 	"github.com/laraq/laraq/failed"
 	"github.com/laraq/laraq/internal/rdb"
 )
@@ -67,6 +69,15 @@ type Connection struct {
 	// Cache is the application's cache store. Default: the queue's client and prefix
 	// with no store prefix.
 	Cache CacheStore
+	// Encrypter is the application's Encrypter (APP_KEY, app.cipher, APP_PREVIOUS_KEYS
+	// on 11+): a worker decrypts the command of a ShouldBeEncrypted job with it, a
+	// dispatcher encrypts one. Default nil: such jobs fail as in a PHP worker without an
+	// encrypter ("Unable to extract job payload."), and dispatching one is an error.
+	Encrypter *encryption.Encrypter
+	// Batches is the application's job_batches table (bus/database, which laravel.Connect
+	// opens on the queue.batching database): a worker records batched jobs' successes
+	// and failures there as PHP's worker does. Default nil: job_batches is not updated.
+	Batches bus.Repository
 	// Failed receives failed jobs: failed/database's store on the application's
 	// failed_jobs table, for `php artisan queue:failed` and `queue:retry`. Default nil:
 	// failed jobs are dropped like Laravel's "null" failed driver (a worker then releases
@@ -95,6 +106,10 @@ type CacheStore struct {
 	// "laravel_cache_" in 9.x–11.x, "laravel-cache-" from the 12.1 skeleton. The key
 	// also carries Connection.Prefix, and up to 10.x a ":" after Prefix. Default "".
 	Prefix string
+	// LockClient is the store's lock_connection, where ShouldBeUnique jobs' locks live:
+	// the skeleton's 'default' (REDIS_CACHE_LOCK_CONNECTION on 11+), the queue's own
+	// connection. Default: Connection.Client.
+	LockClient redis.UniversalClient
 	// Disabled works without a cache, as queue:work on an application without one: no
 	// restart or pause signals, no maxExceptions. Default false.
 	Disabled bool

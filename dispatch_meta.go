@@ -13,12 +13,15 @@ import (
 	"github.com/laraq/laraq/phpser"
 )
 
-// The envelope's job metadata comes from the command object the way Laravel 8's
+// The envelope's job metadata comes from the command object the way the release's
 // Queue::createObjectPayload reads it: `$job->tries ?? null` and friends run in the
 // Queue class, outside the job's scope, so only public properties count (a protected
 // $tries is invisible there and gives null), and a null value counts as absent (??,
-// isset). Values are written as PHP holds them: an int property gives a JSON int, a
-// string property a JSON string, and so on.
+// isset). The object is the one PHP holds at dispatch, every property at its class
+// default unless set (a 9.4+ SerializesModels payload leaves those out, but the Queue
+// reads the object, not the payload). Values are written as PHP holds them: an int
+// property gives a JSON int, a string property a JSON string, and so on. Methods and
+// 13.x attributes are read as jobMethods describes.
 
 // publicProp returns the value of the public property name when it is set and not null.
 func publicProp(cmd *phpser.Value, name string) (*phpser.Value, bool) {
@@ -49,57 +52,108 @@ type meta struct {
 	deleteWhenMissingModels                      bool
 }
 
-func deriveMeta(cmd *phpser.Value, now time.Time) (meta, error) {
-	var m meta
-	raw := func(name string) (*payload.Value, error) {
-		v, ok := publicProp(cmd, name)
-		if !ok {
-			return nil, nil
+// deriveMeta reads the metadata of cmd, the object as PHP holds it, on release rel.
+func deriveMeta(cmd *phpser.Value, m jobMethods, rel Release, now time.Time) (meta, error) {
+	var md meta
+	attrs := rel.AtLeast(13, 0, 0)
+	// prop is `$job->name ?? null`; on 13.x getAttributeValue: the property when set and
+	// not identical to its class default, else the attribute, else the property.
+	prop := func(name string) *phpser.Value {
+		v, set := publicProp(cmd, name)
+		if !attrs {
+			if set {
+				return v
+			}
+			return nil
 		}
-		jv, err := jsonValue(v, name)
-		if err != nil {
-			return nil, err
+		if set {
+			if d, ok := m.defaults[name]; !ok || !phpser.Identical(v, d) {
+				return v
+			}
 		}
-		return &jv, nil
+		if a, ok := m.attrs[name]; ok {
+			return a
+		}
+		if set {
+			return v
+		}
+		return nil
 	}
+	orMethod := func(v *phpser.Value, method func() *phpser.Value) *phpser.Value {
+		if v == nil && method != nil {
+			if x := method(); !x.IsNull() {
+				return x
+			}
+		}
+		return v
+	}
+	tries := prop("tries")
+	switch {
+	case attrs && m.tries != nil:
+		tries = m.tries() // getJobTries: the method wins on 13.x
+	case rel.AtLeast(10, 39, 0):
+		tries = orMethod(tries, m.tries)
+	}
+	backoff := prop("backoff")
+	if attrs && m.backoff != nil {
+		backoff = m.backoff()
+	} else {
+		backoff = orMethod(backoff, m.backoff)
+	}
+	// retryUntil has no attribute: `$job->retryUntil ?? $job->retryUntil()` everywhere.
+	retryUntil, _ := publicProp(cmd, "retryUntil")
+	retryUntil = orMethod(retryUntil, m.retryUntil)
+
 	var err error
-	if m.maxTries, err = raw("tries"); err != nil {
-		return m, err
+	if md.maxTries, err = metaJSON(tries, "tries"); err != nil {
+		return md, err
 	}
-	if m.maxExceptions, err = raw("maxExceptions"); err != nil {
-		return m, err
+	if md.maxExceptions, err = metaJSON(prop("maxExceptions"), "maxExceptions"); err != nil {
+		return md, err
 	}
-	if m.timeout, err = raw("timeout"); err != nil {
-		return m, err
+	if md.timeout, err = metaJSON(prop("timeout"), "timeout"); err != nil {
+		return md, err
 	}
-	m.failOnTimeout = payload.Value{Kind: payload.KindBool}
-	if v, err := raw("failOnTimeout"); err != nil {
-		return m, err
+	md.failOnTimeout = payload.Value{Kind: payload.KindBool}
+	if v, err := metaJSON(prop("failOnTimeout"), "failOnTimeout"); err != nil {
+		return md, err
 	} else if v != nil {
-		m.failOnTimeout = *v
+		md.failOnTimeout = *v
 	}
-	if v, ok := publicProp(cmd, "retryUntil"); ok {
-		if t, err := phpser.TimeOf(v); err == nil {
-			m.retryUntil = &payload.Value{Kind: payload.KindInt, Int: t.Unix()}
-		} else if m.retryUntil, err = raw("retryUntil"); err != nil {
-			return m, err
+	if retryUntil != nil {
+		if t, err := phpser.TimeOf(retryUntil); err == nil {
+			md.retryUntil = &payload.Value{Kind: payload.KindInt, Int: t.Unix()}
+		} else if md.retryUntil, err = metaJSON(retryUntil, "retryUntil"); err != nil {
+			return md, err
 		}
 	}
-	if v, ok := publicProp(cmd, "backoff"); ok {
-		s, err := joinBackoff(v, now)
+	if backoff != nil && !backoff.IsNull() {
+		s, err := joinBackoff(backoff, now)
 		if err != nil {
-			return m, err
+			return md, err
 		}
-		m.backoff = &payload.Value{Kind: payload.KindString, Str: s}
+		md.backoff = &payload.Value{Kind: payload.KindString, Str: s}
 	}
 	if v, ok := publicProp(cmd, "batchId"); ok && v.Kind() == phpser.KindString {
 		s := v.Str()
-		m.batchID = &s
+		md.batchID = &s
 	}
-	if v, ok := publicProp(cmd, "deleteWhenMissingModels"); ok {
-		m.deleteWhenMissingModels = v.Truthy()
+	if v := prop("deleteWhenMissingModels"); v != nil {
+		md.deleteWhenMissingModels = v.Truthy()
 	}
-	return m, nil
+	return md, nil
+}
+
+// metaJSON is the JSON value of a metadata value (nil: absent).
+func metaJSON(v *phpser.Value, name string) (*payload.Value, error) {
+	if v == nil {
+		return nil, nil
+	}
+	jv, err := jsonValue(v, name)
+	if err != nil {
+		return nil, err
+	}
+	return &jv, nil
 }
 
 // joinBackoff is getJobBackoff: Arr::wrap the value, turn dates into seconds from now,

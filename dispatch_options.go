@@ -20,7 +20,9 @@ type options struct {
 	delay, later              *delaySpec
 	chain                     []any
 	anyConnection             bool
-	horizon                   horizonHints // Tags, Silence
+	horizon                   horizonHints    // Tags, Silence
+	encrypt                   bool            // ShouldBeEncrypted (see encrypted.go)
+	unique                    *uniqueDispatch // the lock Dispatch took (see unique.go)
 }
 
 func collect(opts []DispatchOption) (*options, error) {

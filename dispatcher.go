@@ -105,21 +105,33 @@ type DisplayNamer interface {
 }
 
 // Dispatch pushes job as `dispatch($job)` does in Laravel: the payload carries
-// serialize($job), the envelope metadata comes from its public tries, maxExceptions,
-// failOnTimeout, backoff, timeout and retryUntil properties, and it goes to the queue
-// named by its queue property (else the connection's Queue), into :delayed when its delay
-// property is set. Options work like PendingDispatch's onQueue(), delay() and
+// serialize($job) as the connection's release writes it (class defaults applied to zero
+// fields and, from 9.4 for a class using SerializesModels, left out; that release's
+// Queueable properties in its order), the envelope metadata comes from its public tries,
+// maxExceptions, failOnTimeout, backoff, timeout and retryUntil properties with their
+// defaults, its tries()/backoff()/retryUntil() methods and 13.x attributes as that release
+// reads them (TriesMethod, ...), and it goes to the queue named by its queue property
+// (else the connection's Queue), into :delayed when its delay property is set. Options work like PendingDispatch's onQueue(), delay() and
 // onConnection(). It returns the job id.
 //
 // job is a struct (or pointer to one) whose PHPClass method names the PHP class, with
 // php tags for its properties (see phpser.Marshal), usually embedding Queueable; or a
 // *phpser.Value holding an object.
 func (p *Dispatcher) Dispatch(ctx context.Context, job any, opts ...DispatchOption) (string, error) {
-	m, err := p.Prepare(job, opts...)
+	lock, err := p.acquireUnique(ctx, job) // a UniqueJob's lock, as PendingDispatch takes it
 	if err != nil {
 		return "", err
 	}
+	if lock != nil {
+		opts = append(opts[:len(opts):len(opts)], lock.option())
+	}
+	m, err := p.Prepare(job, opts...)
+	if err != nil {
+		lock.undo(ctx)
+		return "", err
+	}
 	if err := p.Enqueue(ctx, m); err != nil {
+		lock.undo(ctx)
 		return "", err
 	}
 	return m.ID, nil
@@ -131,52 +143,89 @@ func (p *Dispatcher) Prepare(job any, opts ...DispatchOption) (*Message, error) 
 	if err != nil {
 		return nil, err
 	}
-	cmd, display, err := p.command(job)
+	o = o.forJob(job)
+	cmd, err := p.command(job, o)
 	if err != nil {
 		return nil, err
 	}
-	m, err := p.prepareCommand(cmd, display, o)
+	m, err := p.prepare(cmd, o)
 	if err == nil {
 		p.forHorizon(m, job, o)
 	}
 	return m, err
 }
 
-func (p *Dispatcher) prepareCommand(cmd *phpser.Value, display string, o *options) (*Message, error) {
-	now := p.cfg.now()
-	class := cmd.Class()
-	var err error
+// command builds the command PHP would queue for job on the connection's release,
+// with the dispatch options' properties set: onConnection(), onQueue(), delay() and
+// chain().
+func (p *Dispatcher) command(job any, o *options) (*command, error) {
+	set := map[string]*phpser.Value{}
 	if o.connection != nil {
 		if *o.connection != "" && *o.connection != p.conn.name() {
-			return nil, fmt.Errorf("laraq: %s is for queue connection %q, this dispatcher pushes to %q", class, *o.connection, p.conn.name())
+			return nil, fmt.Errorf("laraq: %s is for queue connection %q, this dispatcher pushes to %q", jobClass(job), *o.connection, p.conn.name())
 		}
-		cmd = setProp(cmd, "connection", phpser.String(*o.connection))
+		set["connection"] = phpser.String(*o.connection)
 	}
 	if o.queue != nil {
-		cmd = setProp(cmd, "queue", phpser.String(*o.queue))
+		set["queue"] = phpser.String(*o.queue)
 	}
 	if o.delay != nil {
-		cmd = setProp(cmd, "delay", o.delay.prop)
+		set["delay"] = o.delay.prop
+	}
+	if o.unique != nil && p.release().writesLockOwner() {
+		// PendingDispatch stores the lock's owner on the job (13.24+).
+		set["uniqueLockOwner"] = phpser.String(o.unique.owner)
 	}
 	if o.chain != nil {
-		if _, ok := findProp(cmd, "chained"); !ok {
-			return nil, fmt.Errorf("laraq: %s has no chained property to carry a chain (embed laraq.Queueable)", class)
-		}
+		// chain() stores serialize($next) of each job, as its class writes it.
 		items := make([]*phpser.Value, len(o.chain))
 		for i, next := range o.chain {
-			c, _, err := p.command(next)
+			c, err := p.command(next, &options{})
 			if err != nil {
-				return nil, fmt.Errorf("laraq: chain[%d]: %w", i, err)
+				return nil, fmt.Errorf("laraq: chain[%d]: %s", i, strings.TrimPrefix(err.Error(), "laraq: "))
 			}
-			s, err := phpser.Encode(c)
+			s, err := phpser.Encode(c.out)
 			if err != nil {
 				return nil, fmt.Errorf("laraq: chain[%d]: %w", i, err)
 			}
 			items[i] = phpser.String(string(s))
 		}
-		cmd = setProp(cmd, "chained", phpser.List(items...))
+		set["chained"] = phpser.List(items...)
 	}
+	var c *command
+	var err error
+	switch j := job.(type) {
+	case nil:
+		return nil, errors.New("laraq: nil job")
+	case *phpser.Value:
+		c, err = valueCommand(j, set)
+	default:
+		c, err = goCommand(job, p.release(), set)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("laraq: %w", err)
+	}
+	if o.chain != nil {
+		if _, ok := findProp(c.live, "chained"); !ok {
+			return nil, fmt.Errorf("laraq: %s has no chained property to carry a chain (embed laraq.Queueable)", c.class)
+		}
+	}
+	return c, nil
+}
 
+// jobClass names a job's class for an error message.
+func jobClass(job any) string {
+	if c, ok := job.(Command); ok {
+		return c.PHPClass()
+	}
+	return fmt.Sprintf("a %T job", job)
+}
+
+func (p *Dispatcher) prepare(c *command, o *options) (*Message, error) {
+	now := p.cfg.now()
+	class := c.class
+	cmd := c.live
+	var err error
 	// Bus\Dispatcher::dispatchToQueue resolves the connection from the job's property.
 	if v, ok := publicProp(cmd, "connection"); ok {
 		name, err := phpString(v)
@@ -222,24 +271,35 @@ func (p *Dispatcher) prepareCommand(cmd *phpser.Value, display string, o *option
 		m.Delayed, m.AvailableAt, delaySeconds = true, at, &secs
 	}
 
-	command, err := phpser.Encode(cmd)
+	command, err := phpser.Encode(c.out)
 	if err != nil {
 		return nil, fmt.Errorf("laraq: serializing %s: %w", class, err)
 	}
-	md, err := deriveMeta(cmd, now)
+	md, err := deriveMeta(cmd, c.methods, p.release(), now)
 	if err != nil {
 		return nil, fmt.Errorf("laraq: %s: %v", class, err)
 	}
+	sealed, err := p.sealCommand(cmd, command, o)
+	if err != nil {
+		return nil, fmt.Errorf("laraq: %w", err)
+	}
 	m.ID, m.UUID = p.cfg.newID(), p.cfg.newUUID()
+	display := c.display
+	if display == "" {
+		display = frameworkDisplayName(cmd) // CallQueuedListener & co. (dispatch_display.go)
+	}
 	if display == "" {
 		display = class
 	}
 	m.Payload, err = buildObject(payload.ObjectJob{
 		UUID: m.UUID, ID: m.ID,
-		DisplayName: display, CommandName: class, Command: string(command),
+		DisplayName: display, CommandName: class, Command: sealed,
 		BatchID: md.batchID, DeleteWhenMissingModels: md.deleteWhenMissingModels,
 		Delay: delaySeconds, CreatedAt: now.Unix(),
 	}, md, p.release().Shape())
+	if err == nil {
+		m.Payload, err = p.uniqueContext(m.Payload, o)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("laraq: %s: %w", class, err)
 	}
@@ -291,39 +351,6 @@ func buildObject(j payload.ObjectJob, md meta, v payload.Shape) ([]byte, error) 
 		doc.Set(p.key, p.val)
 	}
 	return doc.AppendJSON(nil, payload.JSONUnescapedUnicode)
-}
-
-// command turns a job into its PHP object and display name.
-func (p *Dispatcher) command(job any) (*phpser.Value, string, error) {
-	var display string
-	if d, ok := job.(DisplayNamer); ok {
-		display = d.DisplayName()
-	}
-	var v *phpser.Value
-	switch j := job.(type) {
-	case nil:
-		return nil, "", errors.New("laraq: nil job")
-	case *phpser.Value:
-		if j == nil {
-			return nil, "", errors.New("laraq: nil job")
-		}
-		v = j
-	default:
-		b, err := phpser.Marshal(job)
-		if err != nil {
-			return nil, "", fmt.Errorf("laraq: %w", err)
-		}
-		if v, err = phpser.Decode(b); err != nil {
-			return nil, "", fmt.Errorf("laraq: %w", err)
-		}
-	}
-	if v.Kind() != phpser.KindObject {
-		return nil, "", fmt.Errorf("laraq: a %T job serializes as a PHP %s, not an object: give the struct a PHPClass method naming the job class", job, v.Kind())
-	}
-	if v.Class() == "" {
-		return nil, "", errors.New("laraq: the job object has no class name")
-	}
-	return v, display, nil
 }
 
 // findProp returns the index of the property with this plain name.
@@ -402,9 +429,10 @@ func (p *Dispatcher) DispatchBulk(ctx context.Context, jobs []any, opts ...Dispa
 	}
 	msgs := make([]*Message, len(jobs))
 	for i, job := range jobs {
-		cmd, display, err := p.command(job)
+		jo := o.forJob(job)
+		cmd, err := p.command(job, jo)
 		if err == nil {
-			msgs[i], err = p.prepareCommand(cmd, display, o)
+			msgs[i], err = p.prepare(cmd, jo)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("jobs[%d]: %w", i, err)

@@ -18,7 +18,7 @@ import (
 
 const testNow = 1700000000
 
-func newTestProducer(t *testing.T, cfg dispatchSetup) (*laraq.Dispatcher, *redis.Client) {
+func newTestProducer(t testing.TB, cfg dispatchSetup) (*laraq.Dispatcher, *redis.Client) {
 	t.Helper()
 	mr := miniredis.RunT(t)
 	client := redis.NewClient(&redis.Options{Addr: mr.Addr()})

@@ -46,22 +46,27 @@ func phpFailedRows(t *testing.T, penv testenv.PHPEnv) []phpFailedRow {
 	return rows
 }
 
-// TestFailedByGoRetriedByLaravel: a job the Go worker fails is listed by Laravel's
-// provider, `php artisan queue:retry` pushes it again and Laravel's worker runs it.
+// TestFailedByGoRetriedByLaravel: on every release, a job the Go worker fails is listed by
+// that release's provider, its `php artisan queue:retry` pushes it again and its worker
+// runs it. The table is the one the release's own queue:failed-table stub creates.
 func TestFailedByGoRetriedByLaravel(t *testing.T) {
-	testenv.NeedPHP(t)
+	testenv.ForEachMajor(t, testFailedByGoRetriedByLaravel)
+}
+
+func testFailedByGoRetriedByLaravel(t *testing.T, major int) {
 	ctx := context.Background()
 	srv := testenv.RedisServer(t)
-	s := newSide(t, ctx, srv, "php") // table migrated by PHP, opened by Go
+	s := newSide(t, ctx, srv, "php", major) // table migrated by PHP, opened by Go
 	records := recordFile(t)
-	penv := testenv.PHPEnv{Redis: srv, Prefix: s.prefix, FailedDB: s.dsn, Record: records}
+	penv := testenv.PHPEnv{Major: major, Redis: srv, Prefix: s.prefix, FailedDB: s.dsn, Record: records}
+	peer := testenv.Peer(t, major)
 	d := phpDispatch(t, penv, nil, `{"class":"App\\Jobs\\Scripted","props":{"actions":["ok"],"tag":"round trip"}}`)[0]
 
 	reg := laraq.NewJobs()
 	reg.HandleFunc(`App\Jobs\Scripted`, func(ctx context.Context, job *laraq.JobInfo) error {
 		return laraq.Fail(failed.New("RuntimeException", "Go refuses", 0))
 	})
-	c, err := newWorker(s.queue, setup{Prefix: s.prefix, Registry: reg, Failed: s.store,
+	c, err := newWorker(s.queue, setup{Prefix: s.prefix, Registry: reg, Failed: s.store, Release: peerInfoRelease(t, peer),
 		StopWhenEmpty: true, Sleep: -1, Cache: laraq.CacheStore{Disabled: true}, Logger: quietLogger(t)})
 	if err != nil {
 		t.Fatal(err)
@@ -101,14 +106,19 @@ func TestFailedByGoRetriedByLaravel(t *testing.T) {
 	}
 }
 
-// TestFailedByLaravelRetriedByGo: a job Laravel's worker fails is found by Go's store,
-// reset and pushed again as queue:retry would, and the Go worker runs it.
+// TestFailedByLaravelRetriedByGo: on every release, a job that release's worker fails is
+// found by Go's store, reset and pushed again as queue:retry would, and the Go worker
+// runs it.
 func TestFailedByLaravelRetriedByGo(t *testing.T) {
-	testenv.NeedPHP(t)
+	testenv.ForEachMajor(t, testFailedByLaravelRetriedByGo)
+}
+
+func testFailedByLaravelRetriedByGo(t *testing.T, major int) {
 	ctx := context.Background()
 	srv := testenv.RedisServer(t)
-	s := newSide(t, ctx, srv, "php")
-	penv := testenv.PHPEnv{Redis: srv, Prefix: s.prefix, FailedDB: s.dsn, Record: recordFile(t)}
+	s := newSide(t, ctx, srv, "php", major)
+	penv := testenv.PHPEnv{Major: major, Redis: srv, Prefix: s.prefix, FailedDB: s.dsn, Record: recordFile(t)}
+	rel := peerInfoRelease(t, testenv.Peer(t, major))
 	d := phpDispatch(t, penv, nil, `{"class":"App\\Jobs\\Scripted","props":{"actions":["fail:PHP refuses","ok"],"tries":3}}`)[0]
 	out := runWorker(t, penv, 30*time.Second, "--max-jobs=1", "--stop-when-empty", "--sleep=0")
 	// $this->fail() inside handle() returns normally: JobFailed, then JobProcessed (the
@@ -130,7 +140,7 @@ func TestFailedByLaravelRetriedByGo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := newDispatcher(s.queue, dispatchSetup{Prefix: s.prefix})
+	p, err := newDispatcher(s.queue, dispatchSetup{Prefix: s.prefix, Release: rel})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +160,7 @@ func TestFailedByLaravelRetriedByGo(t *testing.T) {
 		}
 		return nil
 	})
-	c, err := newWorker(s.queue, setup{Prefix: s.prefix, Registry: reg, Failed: s.store,
+	c, err := newWorker(s.queue, setup{Prefix: s.prefix, Registry: reg, Failed: s.store, Release: rel,
 		StopWhenEmpty: true, Sleep: -1, Cache: laraq.CacheStore{Disabled: true}, Logger: quietLogger(t)})
 	if err != nil {
 		t.Fatal(err)

@@ -125,19 +125,26 @@ func TestStalledPopLosesNoJobAndNoAttempt(t *testing.T) {
 	}
 }
 
-// A job whose failed row cannot be written (the database is down) stays reserved, its
-// reservation held past retry_after, until the row is written; only then is it deleted.
-func TestFailedRowIsWrittenBeforeTheJobLeavesRedis(t *testing.T) {
-	t.Parallel()
+// failingWithDatabaseDown queues one job whose handler fails on its only try, with the
+// failed-job database down until the test sets e.store.fail to 0.
+func failingWithDatabaseDown(t *testing.T) (*env, setup) {
 	e := newEnv(t)
 	reg := laraq.NewJobs()
 	reg.HandleFunc(`App\Jobs\SendInvoice`, func(ctx context.Context, j *laraq.JobInfo) error { return fmt.Errorf("boom") })
 	cfg := e.config(reg)
-	cfg.Now = nil
 	cfg.Tries = new(1)
-	cfg.RetryAfter = 2 * time.Second
-	e.store.fail.Store(1 << 30) // the database is down
+	e.store.fail.Store(1 << 30)
 	e.push("default", job(t, sendInvoice{InvoiceID: 7}, nil))
+	return e, cfg
+}
+
+// A job whose failed row cannot be written (the database is down) stays reserved, its
+// reservation held past retry_after, until the row is written; only then is it deleted.
+func TestFailedRowIsWrittenBeforeTheJobLeavesRedis(t *testing.T) {
+	t.Parallel()
+	e, cfg := failingWithDatabaseDown(t)
+	cfg.Now = nil
+	cfg.RetryAfter = 2 * time.Second
 	stop, _ := e.run(e.consumer(cfg))
 	eventually(t, 5*time.Second, "the failure", func() bool { return strings.Contains(e.logs.String(), "writing a failed job failed") })
 	// Well past retry_after the job is still reserved, and never ran again.
@@ -161,14 +168,8 @@ func TestFailedRowIsWrittenBeforeTheJobLeavesRedis(t *testing.T) {
 // the failing job reserved, in Redis, for the next worker.
 func TestStopWhileFailedRowIsPendingKeepsTheGraceAndTheJob(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	reg := laraq.NewJobs()
-	reg.HandleFunc(`App\Jobs\SendInvoice`, func(ctx context.Context, j *laraq.JobInfo) error { return fmt.Errorf("boom") })
-	cfg := e.config(reg)
-	cfg.Tries = new(1)
+	e, cfg := failingWithDatabaseDown(t)
 	cfg.ShutdownGrace = 500 * time.Millisecond
-	e.store.fail.Store(1 << 30)
-	e.push("default", job(t, sendInvoice{InvoiceID: 7}, nil))
 	stop, _ := e.run(e.consumer(cfg))
 	eventually(t, 5*time.Second, "the failure", func() bool { return strings.Contains(e.logs.String(), "writing a failed job failed") })
 	t0 := time.Now()
@@ -268,5 +269,43 @@ func TestWorkerStopsOnRefusedCredentials(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatalf("worker still running with refused credentials:\n%s", e.logs.String())
+	}
+}
+
+// A job that really ran longer than retry_after, moved back meanwhile by another worker,
+// is still reported: the warning is true then.
+func TestJobThatOutlivedItsReservationIsReported(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	migrated := make(chan struct{})
+	reg := laraq.NewJobs()
+	reg.HandleFunc(`App\Jobs\SendInvoice`, func(ctx context.Context, j *laraq.JobInfo) error {
+		<-migrated
+		return nil
+	})
+	cfg := e.config(reg)
+	cfg.Now = nil
+	cfg.RetryAfter = time.Second
+	cfg.StopWhenEmpty = true
+	wc := cfg.workerConfig()
+	wc.ReservationHeartbeat = -1 // as a PHP worker: the reservation is never extended
+	w, err := laraq.NewWorker(cfg.connection(e.client), reg, wc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.push("default", job(t, sendInvoice{InvoiceID: 1}, nil))
+	done := make(chan error, 1)
+	go func() { done <- w.Run(e.ctx) }()
+	// Another worker's pop, past the expiry, moves it back to the ready list.
+	eventually(t, 10*time.Second, "the reservation to expire and move back", func() bool {
+		n, err := e.rdb.MigrateReserved(e.ctx, "default", time.Now().Unix(), 0)
+		return err == nil && n == 1
+	})
+	close(migrated)
+	if err := <-done; !errors.Is(err, laraq.ErrQueueEmpty) && err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(e.logs.String(), "ran longer than retry_after") {
+		t.Fatalf("no warning for a job that outlived its reservation:\n%s", e.logs.String())
 	}
 }

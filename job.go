@@ -3,8 +3,6 @@ package laraq
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
-	"strings"
 
 	"github.com/laraq/laraq/payload"
 	"github.com/laraq/laraq/phpser"
@@ -52,10 +50,19 @@ type JobInfo struct {
 	// Reserved is the copy the pop script wrote to the reserved set (re-encoded by Redis'
 	// cjson, attempts incremented): the member the worker removes or releases.
 	Reserved []byte
+	// BatchID is the id of the job's Bus::batch (its job_batches row): data.batchId
+	// (12.51+), else the command's batchId property (Batchable); "" when the job is not
+	// batched or its command was not decoded yet.
+	BatchID string
+
+	ext *jobExt // what a worker adds (encrypter, unique lock, batch); nil in tests
 
 	cmd    *phpser.Value
 	cmdErr error
 	cmdSet bool
+
+	jobs    *Jobs   // the registry whose handler runs the job (Go types of classes)
+	release Release // the connection's release (its Queueable properties)
 }
 
 // IsObjectJob reports whether the job carries a serialized command (dispatch(new X))
@@ -63,7 +70,9 @@ type JobInfo struct {
 func (j *JobInfo) IsObjectJob() bool { return j.Payload != nil && j.Payload.IsObjectJob() }
 
 // Value returns the decoded data.command of an object job, cached. A string job has no
-// command: read its JSON data with Bind or Payload.Data.
+// command: read its JSON data with Bind or Payload.Data. An encrypted command
+// (ShouldBeEncrypted) is decrypted first with the connection's Encrypter; one that does
+// not decrypt gives a *DecryptError.
 func (j *JobInfo) Value() (*phpser.Value, error) {
 	if j.cmdSet {
 		return j.cmd, j.cmdErr
@@ -75,14 +84,17 @@ func (j *JobInfo) Value() (*phpser.Value, error) {
 	case !j.Payload.IsObjectJob():
 		j.cmdErr = &DecodeError{Class: j.Class, Path: "data.command", Err: errors.New("a string job has no serialized command; bind its JSON data instead")}
 	default:
-		v, err := phpser.DecodeString(j.Payload.Command)
+		text, err := j.commandText()
 		if err != nil {
-			if looksEncrypted(j.Payload.Command) {
-				err = fmt.Errorf("the command is encrypted (ShouldBeEncrypted), which this worker cannot read: %w", err)
-			}
+			j.cmdErr = err
+			break
+		}
+		v, err := phpser.DecodeString(text)
+		if err != nil {
 			j.cmdErr = &DecodeError{Class: j.Class, Path: "data.command", Err: err}
 		} else {
 			j.cmd = v
+			j.noteBatch(v)
 		}
 	}
 	return j.cmd, j.cmdErr
@@ -112,10 +124,6 @@ func (j *JobInfo) Bind(v any) error {
 	}
 	return nil
 }
-
-// looksEncrypted reports whether a command is the Encrypter's base64 JSON envelope
-// (`{"iv":…` encodes to "eyJ…") rather than serialize() output.
-func looksEncrypted(s string) bool { return strings.HasPrefix(s, "eyJ") }
 
 // DecodeError is a job whose payload or command does not decode into what its handler
 // wants. The worker fails such a job at once, keeping it in the failed-job store.

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/laraq/laraq/failed"
@@ -34,16 +35,25 @@ type Jobs struct {
 	handlers map[string]handlerFunc
 	aliases  map[string]string
 	fallback handlerFunc
+	// types are the Go types standing for PHP classes (Handle, HandleClass, Declare):
+	// their tags give the class defaults a 9.4+ payload leaves out.
+	types map[string]reflect.Type
+	// unknownNext are the classes a chain continued into without a Go type, logged once.
+	unknownNext sync.Map
+	traits      map[string]*commandTraits // what each class's Go type says (job_ext.go)
 }
 
 // NewJobs returns an empty set of handlers.
 func NewJobs() *Jobs {
-	return &Jobs{handlers: map[string]handlerFunc{}, aliases: map[string]string{}}
+	return &Jobs{handlers: map[string]handlerFunc{}, aliases: map[string]string{}, types: map[string]reflect.Type{}}
 }
 
 // Handle registers fn for the jobs of T's PHP class (T's PHPClass). Before each attempt
-// the command is decoded into a fresh T (see JobInfo.Bind); a command that does not decode
-// fails the job at once with a *DecodeError.
+// the command is decoded into a fresh T (see JobInfo.Bind), each property the payload
+// leaves out at the default its field declares (`php:"tries,default=3"`: Laravel 9.4+
+// SerializesModels writes only what differs from the class defaults); a command that does
+// not decode fails the job at once with a *DecodeError. T is also declared as the class's
+// Go type (see Declare).
 //
 //	laraq.Handle(jobs, func(ctx context.Context, job *laraq.Job[SendInvoice]) error {
 //		return billing.Send(ctx, job.Command.InvoiceID)
@@ -53,16 +63,83 @@ func Handle[T Command](jobs *Jobs, fn func(ctx context.Context, job *Job[T]) err
 	HandleClass(jobs, zero.PHPClass(), fn)
 }
 
+// Declare tells jobs that T stands for the PHP class T.PHPClass() without handling its
+// jobs here, so that what laraq derives from the class is right even for a class PHP
+// workers run: a Go worker continuing a chain into that class takes the next job's
+// metadata (tries, backoff, timeout, ...) from T's class defaults (`php:"tries,default=3"`,
+// which a 9.4+ SerializesModels payload leaves out) and its TriesMethod, BackoffMethod,
+// RetryUntilMethod and AttributedJob methods, as PHP's dispatch would; and
+// JobInfo.Unserialized fills in T's defaults. Handle and HandleClass declare their type
+// themselves. Declaring a class twice with different types panics.
+func Declare[T Command](jobs *Jobs) {
+	var zero T
+	jobs.declare(zero.PHPClass(), reflect.TypeFor[T](), true)
+}
+
+// declare records t as the Go type of class: a struct (or pointer to one), with a
+// PHPClass method for Declare (strict). Other types (string jobs' data, *phpser.Value)
+// are not recorded.
+func (j *Jobs) declare(class string, t reflect.Type, strict bool) {
+	st := t
+	for st.Kind() == reflect.Pointer {
+		st = st.Elem()
+	}
+	hasClass := st.Implements(commandType) || reflect.PointerTo(st).Implements(commandType)
+	if class == "" || strings.Contains(class, "@") || st.Kind() != reflect.Struct || st == valueType || strict && !hasClass {
+		if strict {
+			panic("laraq: Declare needs a struct type with a PHPClass method, not " + t.String())
+		}
+		return
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if old, ok := j.types[class]; ok && old != st {
+		if strict {
+			panic(fmt.Sprintf("laraq: %s is already declared as %v", class, old))
+		}
+		return
+	}
+	j.types[class] = st
+}
+
+var (
+	commandType = reflect.TypeFor[Command]()
+	valueType   = reflect.TypeFor[phpser.Value]()
+)
+
+// typeOf returns the Go type declared for class, following aliases, or nil.
+func (j *Jobs) typeOf(class string) reflect.Type {
+	if j == nil {
+		return nil
+	}
+	j.mu.RLock()
+	defer j.mu.RUnlock()
+	for n := 0; n <= maxAliasHops; n++ {
+		if t, ok := j.types[class]; ok {
+			return t
+		}
+		next, ok := j.aliases[class]
+		if !ok {
+			break
+		}
+		class = next
+	}
+	return nil
+}
+
 // HandleClass registers fn for the jobs of class, a PHP class name or a string job's
 // "Class@method", with the command (or a string job's JSON data) decoded into T: for
 // types without a PHPClass method, for string jobs, or T = *phpser.Value for the command
-// as PHP values.
+// as PHP values. A T with a PHPClass method is declared as class's Go type (see Declare).
 func HandleClass[T any](jobs *Jobs, class string, fn func(ctx context.Context, job *Job[T]) error) {
 	if fn == nil {
 		panic("laraq: HandleClass(" + class + ") with a nil function")
 	}
 	at := funcFrame(fn)
+	jobs.declare(class, reflect.TypeFor[T](), false)
+	defer jobs.noteTraits(class, traitsOf[T]())
 	jobs.add(class, func(ctx context.Context, info *JobInfo) error {
+		info.jobs = jobs
 		job := &Job[T]{JobInfo: info}
 		if err := bindCommand(info, &job.Command); err != nil {
 			return err
@@ -128,6 +205,7 @@ func (j *Jobs) HandleFunc(class string, fn func(ctx context.Context, job *JobInf
 	}
 	at := funcFrame(fn)
 	j.add(class, func(ctx context.Context, info *JobInfo) error {
+		info.jobs = j
 		if err := fn(ctx, info); err != nil {
 			return &handlerError{err: err, at: at}
 		}
@@ -178,7 +256,10 @@ func (j *Jobs) Fallback(fn func(ctx context.Context, job *JobInfo) error) {
 	if j.fallback != nil {
 		panic("laraq: a fallback handler is already set")
 	}
-	j.fallback = fn
+	j.fallback = func(ctx context.Context, info *JobInfo) error {
+		info.jobs = j
+		return fn(ctx, info)
+	}
 }
 
 // lookup returns the handler of class, following aliases, and the class it was

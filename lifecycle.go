@@ -80,12 +80,15 @@ func (c *Worker) process(r *run, jr *jobRun) (takenOver bool) {
 		Payload:    env,
 		Raw:        p.Job,
 		Reserved:   p.Reserved,
+		release:    c.conn.Release,
 	}
+	c.prepareJob(jr.job)
 	h, _, ok := c.jobs.lookup(class)
 	if !ok {
 		c.unhandled(r, jr)
 		return false
 	}
+	h = c.withJobFeatures(jr, h)
 
 	c.emit(Event{Kind: EventProcessing, Queue: jr.queue, Job: jr.job})
 	if e := c.alreadyExceeded(jr); e != nil {
@@ -93,6 +96,9 @@ func (c *Worker) process(r *run, jr *jobRun) (takenOver bool) {
 		// finished): PHP fails it before running it again.
 		c.fail(r, jr, e, 0)
 		c.emit(Event{Kind: EventException, Queue: jr.queue, Job: jr.job, Err: e})
+		return false
+	}
+	if c.debounced(r, jr) {
 		return false
 	}
 	return c.runHandler(r, jr, h)
@@ -144,7 +150,7 @@ func (c *Worker) runHandler(r *run, jr *jobRun, h handlerFunc) (takenOver bool) 
 			c.finish(r)
 		})
 	})
-	err := call(hctx, h, jr.job)
+	err := c.callHolding(hctx, jr, h)
 	stopWatch()
 	if !state.CompareAndSwap(running, returned) {
 		c.abandoned.Add(-1)
@@ -172,25 +178,32 @@ func (c *Worker) applyOutcome(r *run, jr *jobRun, err error, runtime, timeout ti
 
 	switch outcome {
 	case OutcomeDone:
-		// CallQueuedHandler dispatches the next job of the chain, then deletes this one.
+		// CallQueuedHandler releases the unique lock, dispatches the next job of the
+		// chain, records the batch's success, then deletes this one.
+		c.uniqueAfterRun(r, jr, "after processing")
 		if err := c.continueChain(r, jr); err != nil {
 			c.handleException(r, jr, err, runtime)
 			return
 		}
+		c.batchJobSucceeded(r, jr)
 		c.deleteReserved(r, jr)
 		c.emit(Event{Kind: EventProcessed, Queue: jr.queue, Job: jr.job, Runtime: runtime})
 	case OutcomeDelete:
 		// $this->delete() removed the job during handle(); CallQueuedHandler checks only
 		// "failed" and "released" before continuing the chain, so a deleted job continues it.
 		c.deleteReserved(r, jr)
+		c.uniqueAfterRun(r, jr, "after processing")
 		if err := c.continueChain(r, jr); err != nil {
 			c.handleException(r, jr, err, runtime)
 			return
 		}
+		c.batchJobSucceeded(r, jr)
 		c.emit(Event{Kind: EventProcessed, Queue: jr.queue, Job: jr.job, Runtime: runtime})
 	case OutcomeRelease:
 		c.release(r, jr, delay, false, 0)
 		c.emit(Event{Kind: EventProcessed, Queue: jr.queue, Job: jr.job, Runtime: runtime})
+	case OutcomeMissingModel:
+		c.missingModel(r, jr, err, runtime)
 	case OutcomeFail:
 		c.fail(r, jr, err, runtime)
 		var de *DecodeError
@@ -294,20 +307,24 @@ func (c *Worker) deleteReserved(r *run, jr *jobRun) {
 	}
 }
 
-// reservationGone reports an acknowledgement that found the reservation gone. When an
-// earlier attempt of it failed (lost reports that), that attempt may have run on the
-// server without its reply arriving; before the reservation's expiry no worker can have
-// migrated the job, so the earlier attempt is what removed it.
-func (c *Worker) reservationGone(jr *jobRun, lost bool, what, warning string) {
+// reservationGone reports an acknowledgement that found the reservation gone, and
+// whether an earlier copy of the same call did the work. Before the reservation's
+// expiry no worker migrates it back, so what removed it is a copy of this call whose
+// reply was lost: an earlier attempt (lost reports one) or a copy go-redis re-sent on
+// another connection after a timeout, which the caller never sees. Only past the
+// expiry may the job have been moved back to run again.
+func (c *Worker) reservationGone(jr *jobRun, lost bool, what, warning string) (doneEarlier bool) {
 	switch {
-	case lost && time.Now().Before(jr.expiry()):
-		c.log.Debug(what+": an earlier attempt whose reply was lost had done it", "queue", jr.queue, "id", c.jobID(jr))
+	case time.Now().Before(jr.expiry()):
+		c.log.Debug(what+": an earlier copy of the call, whose reply was lost, had done it", "queue", jr.queue, "id", c.jobID(jr))
+		return true
 	case lost:
 		c.log.Warn(what+": the reservation is gone, either removed by an earlier attempt whose reply was lost or expired and moved back to the queue (then the job runs again)",
 			"queue", jr.queue, "id", c.jobID(jr), "retry_after", c.conn.retryAfter())
 	default:
 		c.log.Warn(warning, "queue", jr.queue, "id", c.jobID(jr), "retry_after", c.conn.retryAfter())
 	}
+	return false
 }
 
 // release moves the reserved copy to the delayed set, available after delay.
@@ -326,9 +343,8 @@ func (c *Worker) release(r *run, jr *jobRun, delay time.Duration, afterException
 		c.log.Error("releasing a job failed; it will run again after retry_after", "queue", jr.queue, "id", c.jobID(jr), "err", err)
 		return
 	case !released:
-		c.reservationGone(jr, lost, "releasing a job",
-			"job was no longer reserved when released (it ran longer than retry_after); it is already back in the queue")
-		if !lost || !time.Now().Before(jr.expiry()) {
+		if !c.reservationGone(jr, lost, "releasing a job",
+			"job was no longer reserved when released (it ran longer than retry_after); it is already back in the queue") {
 			return
 		}
 	}
@@ -379,6 +395,7 @@ func (c *Worker) fail(r *run, jr *jobRun, cause error, runtime time.Duration) {
 		c.log.Warn("job failed", "queue", jr.queue, "id", c.jobID(jr), "err", cause)
 	}
 	c.deleteReserved(r, jr)
+	c.jobFailed(r, jr, cause) // CallQueuedHandler::failed(): unique lock, batch
 	e := Event{Kind: EventFailed, Queue: jr.queue, Job: jr.job, Err: cause, Runtime: runtime}
 	if jr.job == nil {
 		e.Payload = jr.popped.Job
@@ -405,23 +422,30 @@ func retryDelay(n int) time.Duration {
 // retry runs op, one step of handling job jr, until it succeeds, the worker's
 // acknowledgement context ends (at the end of the shutdown grace), or jr's reservation
 // has expired (then no step of it is worth doing: another worker may have the job), or
-// Redis refuses the credentials (nothing changes that but an operator). It
-// backs off between attempts and logs each failure. lost reports that an attempt
-// failed: it may have run on the server without its reply arriving.
+// Redis refuses the credentials (nothing changes that but an operator). It backs off
+// between attempts and logs each failure. lost reports that an attempt failed: it may
+// have run on the server without its reply arriving.
 func (c *Worker) retry(r *run, jr *jobRun, what string, op func(context.Context) error) (lost bool, err error) {
+	return c.retryCtx(r.ackCtx, jr, what, op)
+}
+
+// retryCtx is retry under ctx instead of the run's acknowledgement context.
+func (c *Worker) retryCtx(ctx context.Context, jr *jobRun, what string, op func(context.Context) error) (lost bool, err error) {
 	for n := 1; ; n++ {
-		if err = op(r.ackCtx); err == nil {
+		if err = op(ctx); err == nil {
 			return lost, nil
 		}
 		lost = true
-		if r.ackCtx.Err() != nil || isAuthError(err) || !time.Now().Add(retryDelay(n)).Before(jr.expiry().Add(retryMax)) {
+		// As the expiry nears the attempts come closer together, so that one lands
+		// soon after Redis answers again, before another worker may take the job.
+		d := min(retryDelay(n), max(time.Until(jr.expiry())/4, retryMin))
+		if ctx.Err() != nil || isAuthError(err) || !time.Now().Add(d).Before(jr.expiry().Add(retryMax)) {
 			return lost, err
 		}
-		d := retryDelay(n)
 		c.log.Warn(what+" failed; retrying", "err", err, "retry_in", d, "attempt", n)
 		t := time.NewTimer(d)
 		select {
-		case <-r.ackCtx.Done():
+		case <-ctx.Done():
 			t.Stop()
 			return lost, err
 		case <-t.C:

@@ -38,6 +38,12 @@ const (
 	// copy is removed; nothing is released or recorded. A chain still continues:
 	// CallQueuedHandler skips it only for released or failed jobs.
 	OutcomeDelete
+	// OutcomeMissingModel: the handler returned a *ModelNotFound (see MissingModel): a model
+	// of the command is gone, as when PHP's SerializesModels cannot restore it. The job is
+	// deleted when the application's release says deleteWhenMissingModels (13.0+: the
+	// payload's flag; before, the class's default), else failed at once with Eloquent's
+	// ModelNotFoundException. No retry, and the chain does not continue.
+	OutcomeMissingModel
 )
 
 func (o Outcome) String() string {
@@ -52,6 +58,8 @@ func (o Outcome) String() string {
 		return "fail"
 	case OutcomeDelete:
 		return "delete"
+	case OutcomeMissingModel:
+		return "missing_model"
 	}
 	return fmt.Sprintf("Outcome(%d)", int(o))
 }
@@ -109,7 +117,8 @@ var errDelete = errors.New("delete the job")
 func Delete() error { return errDelete }
 
 // OutcomeOf classifies a handler's return value. When one error wraps several
-// decisions, failing wins over deleting, deleting over releasing.
+// decisions, failing wins over deleting, deleting over a missing model, that over
+// releasing.
 func OutcomeOf(err error) (Outcome, time.Duration) {
 	if err == nil {
 		return OutcomeDone, 0
@@ -121,6 +130,9 @@ func OutcomeOf(err error) (Outcome, time.Duration) {
 	}
 	if errors.Is(err, errDelete) {
 		return OutcomeDelete, 0
+	}
+	if errors.Is(err, ErrModelNotFound) {
+		return OutcomeMissingModel, 0
 	}
 	var re *ReleaseError
 	if errors.As(err, &re) {

@@ -20,7 +20,7 @@ import (
 )
 
 // side is one half of a parity run: a connection prefix on the shared redis-server, its
-// cache keys (database 1, Laravel 8's "laravel_cache:" store prefix) and its failed-job
+// cache keys (database 1, the release's skeleton cache prefix) and its failed-job
 // table. PHP works one side, Go the other, from identical starting states.
 type side struct {
 	name   string

@@ -19,11 +19,14 @@ import (
 	"github.com/laraq/laraq/internal/rdb"
 	"github.com/laraq/laraq/internal/testenv"
 	"github.com/laraq/laraq/payload"
+	"github.com/redis/go-redis/v9"
 )
 
 // The parity test runs the same failing jobs once under Laravel's own
-// Illuminate\Queue\Worker (work.php, one job per run, Carbon's clock frozen) and once
-// under the Go consumer (one job per Run, Config.Now frozen), from identical Redis
+// Illuminate\Queue\Worker of each release of the matrix (work.php on 8.83, 10.50.3,
+// 11.56.0, 12.67.0 and 13.26.1; one job per run, Carbon's clock frozen) and once under a
+// laraq Worker told that release and its skeleton's cache store (one job per Run,
+// WorkerConfig.Now frozen), from identical Redis
 // states under two prefixes of one redis-server, and compares the states both leave
 // after every step: where the job sits and with which attempts and exact bytes, the
 // delayed/reserved scores relative to now, the notify list, the job-exceptions cache
@@ -40,16 +43,41 @@ const (
 type parityScenario struct {
 	name    string
 	props   string // App\Jobs\Scripted properties (dispatch.php readable form)
+	delay   *int   // dispatch delay in seconds (->delay(N)); 12.11+ writes it as the payload's delay
 	tries   int    // both workers' --tries
 	backoff int    // both workers' --backoff
 	noUUID  bool   // rewrite the payload into the uuid-less shape of Laravel 5.x
+	// timeoutAt, when set, renames retryUntil to the timeoutAt of Laravel 5.x–7.x
+	// payloads, with this value.
+	timeoutAt int64
 	// want is the expected course, one entry per step: "<ran> → <where the job is>".
 	want []string
+	// since overrides want from a release on: the last entry whose release the peer has
+	// reached wins (Laravel 10.10 fails timeouts with TimeoutExceededException, 12.11
+	// writes the dispatch delay that becomes the backoff).
+	since []parityWant
 	// phpLosesRecord: PHP's DatabaseUuidFailedJobProvider cannot write a row without
 	// uuid (NOT NULL), so the PHP worker deletes the job and records nothing; laraq's
 	// store gives the row a generated uuid instead. The final Go row is checked
 	// separately and left out of the comparison.
 	phpLosesRecord bool
+}
+
+// parityWant is a scenario's course from one release on.
+type parityWant struct {
+	release string
+	want    []string
+}
+
+// course is the scenario's expected course on rel.
+func (sc parityScenario) course(t *testing.T, rel laraq.Release) []string {
+	want := sc.want
+	for _, s := range sc.since {
+		if rel.Compare(mustRelease(t, s.release)) >= 0 {
+			want = s.want
+		}
+	}
+	return want
 }
 
 var parityScenarios = []parityScenario{{
@@ -72,14 +100,67 @@ var parityScenarios = []parityScenario{{
 	name:  "timeout leaves the job reserved, the next one fails it",
 	props: `{"actions":["sleep:3"],"tries":2,"timeout":1}`,
 	want:  []string{"a1:sleep:3 → reserved+60", "a2:sleep:3 → failed MaxAttemptsExceededException"},
+	since: []parityWant{{"10.10", []string{"a1:sleep:3 → reserved+60", "a2:sleep:3 → failed TimeoutExceededException"}}},
 }, {
 	name:  "timeout with failOnTimeout",
 	props: `{"actions":["sleep:3"],"tries":3,"timeout":1,"failOnTimeout":true}`,
 	want:  []string{"a1:sleep:3 → failed MaxAttemptsExceededException"},
+	since: []parityWant{{"10.10", []string{"a1:sleep:3 → failed TimeoutExceededException"}}},
+}, {
+	// The timeout counts as an exception: maxExceptions 1 fails the job at its first
+	// timeout, with the timeout's exception.
+	name:  "timeout counts towards maxExceptions",
+	props: `{"actions":["sleep:3"],"tries":5,"timeout":1,"maxExceptions":1}`,
+	want:  []string{"a1:sleep:3 → failed MaxAttemptsExceededException"},
+	since: []parityWant{{"10.10", []string{"a1:sleep:3 → failed TimeoutExceededException"}}},
+}, {
+	// Timed-out attempts are never failed while retryUntil lies ahead; once it has
+	// passed, the next pop fails the job before running it (the max-attempts text, on
+	// every release).
+	name:  "timeouts until retryUntil passes",
+	props: fmt.Sprintf(`{"actions":["sleep:3"],"timeout":1,"retryUntil":%d}`, parityT0+150),
+	want:  []string{"a1:sleep:3 → reserved+60", "a2:sleep:3 → reserved+60", "- → failed MaxAttemptsExceededException"},
 }, {
 	name:  "handler releases itself; releases use up tries",
 	props: `{"actions":["release:7","release:2"],"tries":2}`,
 	want:  []string{"a1:release:7 → delayed+7", "a2:release:2 → delayed+2", "- → failed MaxAttemptsExceededException"},
+}, {
+	// Job::backoff() is backoff ?? delay: from 12.11 the payload carries the dispatch
+	// delay, which then wins over --backoff.
+	name:    "dispatch delay becomes the backoff on 12.11+",
+	props:   `{"actions":["throw","throw","ok"],"tries":3}`,
+	delay:   new(5),
+	backoff: 9,
+	want:    []string{"- → delayed+5", "a1:throw → delayed+9", "a2:throw → delayed+9", "a3:ok → gone"},
+	since:   []parityWant{{"12.11", []string{"- → delayed+5", "a1:throw → delayed+5", "a2:throw → delayed+5", "a3:ok → gone"}}},
+}, {
+	// A backoff property wins over the payload's delay.
+	name:  "backoff property wins over the dispatch delay",
+	props: `{"actions":["throw","ok"],"tries":2,"backoff":2}`,
+	delay: new(5),
+	want:  []string{"- → delayed+5", "a1:throw → delayed+2", "a2:ok → gone"},
+}, {
+	// ->delay(0) is a delay: later() puts the job in :delayed, due at once, and 12.11+
+	// writes "delay":0, so --backoff no longer applies.
+	name:    "a zero dispatch delay still overrides --backoff on 12.11+",
+	props:   `{"actions":["throw","ok"],"tries":2}`,
+	delay:   new(0),
+	backoff: 6,
+	want:    []string{"a1:throw → delayed+6", "a2:ok → gone"},
+	since:   []parityWant{{"12.11", []string{"a1:throw → delayed+0", "a2:ok → gone"}}},
+}, {
+	// The last try fails the job and still counts the exception: the counter stays
+	// behind for a day, on every release.
+	name:  "maxExceptions counted on the failing try",
+	props: `{"actions":["throw"],"tries":2,"maxExceptions":5}`,
+	want:  []string{"a1:throw → delayed+0 exc=1", "a2:throw → failed RuntimeException exc=2"},
+}, {
+	// Job::retryUntil() fell back to the pre-8.0 timeoutAt key until 9.26.
+	name:      "timeoutAt of a 7.x payload, past",
+	props:     `{"actions":["ok"]}`,
+	timeoutAt: parityT0 - 10,
+	want:      []string{"- → failed MaxAttemptsExceededException"},
+	since:     []parityWant{{"9.26", []string{"a1:ok → gone"}}},
 }, {
 	name:    "no uuid (5.x payload), worker tries and backoff",
 	props:   `{"actions":["throw","ok"]}`,
@@ -174,7 +255,7 @@ func uuidLess(t *testing.T, p []byte) []byte {
 		`"data":{"commandName":"App\\Jobs\\Scripted","command":` + string(cmd) + `},"id":"` + env.ID + `","attempts":0}`)
 }
 
-func newSide(t *testing.T, ctx context.Context, srv *testenv.Redis, name string) *side {
+func newSide(t *testing.T, ctx context.Context, srv *testenv.Redis, name string, major int) *side {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), name+".sqlite")
 	if err := os.WriteFile(file, nil, 0o600); err != nil { // PHP's SQLite connector wants the file
@@ -184,7 +265,7 @@ func newSide(t *testing.T, ctx context.Context, srv *testenv.Redis, name string)
 	s := &side{name: name, prefix: testenv.Prefix(t), queue: srv.Client(t, 0), cache: srv.Client(t, 1), dsn: dsn}
 	if name == "php" {
 		// The table as `php artisan queue:failed-table` + migrate creates it.
-		testenv.PHPEnv{FailedDB: dsn}.Run(t, nil, "failed_op.php", "migrate")
+		testenv.PHPEnv{Major: major, FailedDB: dsn}.Run(t, nil, "failed_op.php", "migrate")
 	}
 	store, err := database.Open(ctx, dsn, database.Options{Logger: quietLogger(t), CreateTable: database.CreateIfMissing})
 	if err != nil {
@@ -195,41 +276,98 @@ func newSide(t *testing.T, ctx context.Context, srv *testenv.Redis, name string)
 	return s
 }
 
+// parityRuns bounds the scenarios that run at once across releases. Most of a run is
+// spent waiting (PHP's boot, timeouts that sleep), so more run at once than -parallel's
+// default lets parallel subtests.
+var parityRuns = make(chan struct{}, 4)
+
+// TestParityWithLaravelWorker runs every scenario on every release of the matrix: the
+// release's own Worker against a laraq worker told that release.
 func TestParityWithLaravelWorker(t *testing.T) {
-	testenv.NeedPHP(t)
-	for _, sc := range parityScenarios {
-		t.Run(sc.name, func(t *testing.T) {
-			t.Parallel()
-			runParity(t, sc)
-		})
+	testenv.ForEachMajor(t, func(t *testing.T, major int) {
+		peer := testenv.Peer(t, major)
+		var wg sync.WaitGroup
+		for _, sc := range parityScenarios {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				parityRuns <- struct{}{}
+				defer func() { <-parityRuns }()
+				t.Run(sc.name, func(t *testing.T) { runParity(t, sc, peer) })
+			}()
+		}
+		wg.Wait()
+	})
+}
+
+// peerInfoRelease is the release a peer booted as ("v12.67.0" → 12.67.0; Debian's "v8.83").
+func peerInfoRelease(t testing.TB, peer testenv.PeerInfo) laraq.Release {
+	t.Helper()
+	return mustRelease(t, peer.Tag)
+}
+
+// peerCache is the cache store of the peer's skeleton as laraq names it: the store
+// prefix without the ":" RedisStore appends up to 10.x (the release adds it back).
+func peerCache(client *redis.Client, peer testenv.PeerInfo) laraq.CacheStore {
+	prefix := peer.CachePrefix
+	if peer.Major <= 10 {
+		prefix = strings.TrimSuffix(prefix, ":")
+	}
+	return laraq.CacheStore{Client: client, Prefix: prefix}
+}
+
+// copyQueueKeys copies every key under one side's prefix to the other's (DUMP/RESTORE,
+// so lists, sorted sets and scores arrive byte for byte).
+func copyQueueKeys(t *testing.T, ctx context.Context, from, to *side) {
+	t.Helper()
+	keys, err := testenv.Keys(ctx, from.queue, from.prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		dump, err := from.queue.Dump(ctx, k).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := to.queue.RestoreReplace(ctx, to.prefix+strings.TrimPrefix(k, from.prefix), 0, dump).Err(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
-func runParity(t *testing.T, sc parityScenario) {
+func runParity(t *testing.T, sc parityScenario, peer testenv.PeerInfo) {
 	ctx := context.Background()
+	major := peer.Major
+	rel := peerInfoRelease(t, peer)
 	srv := testenv.RedisServer(t)
-	php := newSide(t, ctx, srv, "php")
-	gos := newSide(t, ctx, srv, "go")
+	php := newSide(t, ctx, srv, "php", major)
+	gos := newSide(t, ctx, srv, "go", major)
 	records := recordFile(t)
-	penv := testenv.PHPEnv{Redis: srv, Prefix: php.prefix, RetryAfter: parityRetryAfter, FailedDB: php.dsn, Record: records}
+	penv := testenv.PHPEnv{Major: major, Redis: srv, Prefix: php.prefix, RetryAfter: parityRetryAfter, FailedDB: php.dsn, Record: records}
 	tries := max(sc.tries, 1)
+	wantCourse := sc.course(t, rel)
 
-	// The starting state: Laravel dispatches the job (side PHP); Go gets the same bytes.
-	d := phpDispatch(t, penv, []string{fmt.Sprint("--now=", parityT0)},
-		`{"class":"App\\Jobs\\Scripted","props":`+sc.props+`}`)[0]
+	// The starting state: Laravel dispatches the job (side PHP); Go gets the same keys.
+	req := `{"class":"App\\Jobs\\Scripted","props":` + sc.props
+	if sc.delay != nil {
+		req += fmt.Sprintf(`,"delay":%d`, *sc.delay)
+	}
+	d := phpDispatch(t, penv, []string{fmt.Sprint("--now=", parityT0)}, req+"}")[0]
 	start := []byte(d.Payload)
 	rPHP, _ := rdb.New(php.queue, rdb.Options{Prefix: php.prefix})
-	rGo, _ := rdb.New(gos.queue, rdb.Options{Prefix: gos.prefix})
-	if sc.noUUID {
-		start = uuidLess(t, start)
+	if sc.timeoutAt != 0 {
+		start = []byte(strings.Replace(string(start), `"retryUntil":null`, fmt.Sprintf(`"timeoutAt":%d`, sc.timeoutAt), 1))
+	}
+	if sc.noUUID || sc.timeoutAt != 0 {
+		if sc.noUUID {
+			start = uuidLess(t, start)
+		}
 		php.reset(t, ctx)
 		if err := rPHP.Push(ctx, "default", start); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := rGo.Push(ctx, "default", start); err != nil {
-		t.Fatal(err)
-	}
+	copyQueueKeys(t, ctx, php, gos)
 	env, err := payload.Parse(start)
 	if err != nil {
 		t.Fatal(err)
@@ -245,7 +383,7 @@ func runParity(t *testing.T, sc parityScenario) {
 	var report strings.Builder
 	fail := func(format string, args ...any) {
 		t.Helper()
-		t.Fatalf("%s\n%s", fmt.Sprintf(format, args...), report.String())
+		t.Fatalf("Laravel %s: %s\n%s", peer.Tag, fmt.Sprintf(format, args...), report.String())
 	}
 	first, firstGo := php.capture(t, ctx, parityT0, uuid), gos.capture(t, ctx, parityT0, uuid)
 	if diff, same := sideBySide(first.lines, firstGo.lines); !same {
@@ -253,7 +391,7 @@ func runParity(t *testing.T, sc parityScenario) {
 	}
 	seenRecords := 0
 	var got []string
-	for step := 0; step < len(sc.want); step++ {
+	for step := 0; step < len(wantCourse); step++ {
 		now := int64(parityT0 + step*parityStepGap)
 
 		out, died := runPHPStep(t, penv, "--max-jobs=1", "--stop-when-empty", "--sleep=0",
@@ -271,11 +409,11 @@ func runParity(t *testing.T, sc parityScenario) {
 		goRan = goRan[:0]
 		mu.Unlock()
 		c, err := newWorker(gos.queue, setup{
-			Prefix: gos.prefix, Registry: reg, Failed: gos.store,
+			Prefix: gos.prefix, Registry: reg, Failed: gos.store, Release: rel,
 			Tries: new(tries), Backoff: []int{sc.backoff},
 			RetryAfter: parityRetryAfter * time.Second, Now: func() time.Time { return time.Unix(now, 0) },
 			MaxJobs: 1, StopWhenEmpty: true, Sleep: -1, MigrateInterval: -1,
-			Cache:  laraq.CacheStore{Client: gos.cache, Prefix: "laravel_cache"}, // 8.83: "laravel_cache:" keys
+			Cache:  peerCache(gos.cache, peer),
 			Logger: log,
 		})
 		if err != nil {
@@ -295,7 +433,7 @@ func runParity(t *testing.T, sc parityScenario) {
 		mu.Unlock()
 
 		a, b := php.capture(t, ctx, now, uuid), gos.capture(t, ctx, now, uuid)
-		if sc.phpLosesRecord && step == len(sc.want)-1 {
+		if sc.phpLosesRecord && step == len(wantCourse)-1 {
 			var kept []string
 			var extra []string
 			for _, l := range b.lines {
@@ -329,10 +467,10 @@ func runParity(t *testing.T, sc parityScenario) {
 		}
 		got = append(got, phpRan+" → "+a.summary)
 	}
-	if strings.Join(got, "\n") != strings.Join(sc.want, "\n") {
-		fail("both workers agree, but not on the expected course:\n got  %q\n want %q", got, sc.want)
+	if strings.Join(got, "\n") != strings.Join(wantCourse, "\n") {
+		fail("both workers agree, but not on the expected course:\n got  %q\n want %q", got, wantCourse)
 	}
 	if testing.Verbose() {
-		t.Logf("%s: %s\n%s", sc.name, strings.Join(got, " | "), report.String())
+		t.Logf("Laravel %s, %s: %s\n%s", peer.Tag, sc.name, strings.Join(got, " | "), report.String())
 	}
 }

@@ -15,31 +15,44 @@ func (RuntimeJob) MarshalPHP() (*phpser.Value, error) { return phpser.Null(), ni
 func (*RuntimeJob) UnmarshalPHP(*phpser.Value) error { return nil }
 
 // InteractsWithQueue is the property Illuminate\Queue\InteractsWithQueue adds to a job
-// class: the public `job` (protected before Laravel 7.7).
+// class: the public `job` (protected before Laravel 7.7), null by default.
 type InteractsWithQueue struct {
-	Job RuntimeJob `php:"job"`
+	Job RuntimeJob `php:"job,default=null"`
 }
 
-// BusQueueable holds the properties of Illuminate\Bus\Queueable in the order Laravel
-// 8.0–11.1 declares them, with their PHP defaults as zero values (nil is null, nil
-// slices are empty arrays). Dispatch options set Queue (Queue), Delay (Delay, At) and
-// Connection (Connection); ChainQueue/ChainConnection are the allOnQueue/allOnConnection
-// values a PHP chain carries along.
+// BusQueueable holds the properties of Illuminate\Bus\Queueable with their PHP defaults
+// (nil is null, nil slices are empty arrays). Dispatch options set Queue (OnQueue),
+// Delay (Delay, At), Connection (OnConnection) and Chained (Chain); ChainQueue and
+// ChainConnection are the allOnQueue/allOnConnection values a PHP chain carries along.
+//
+// The property set and order differ between releases (see Release.QueueableProps): 12.27
+// added messageGroup, 12.32 deduplicator, 13.6 debounceOwner and 13.24 uniqueLockOwner,
+// and 11.2 moved the chain properties last. A struct embedding BusQueueable stands for
+// the trait of whatever release the connection runs: the Dispatcher writes that
+// release's properties, in its order, with these fields' values, and refuses a value
+// the release has no property for. The fields of the later properties are tagged
+// omitempty, so that phpser.Marshal alone still writes the 8.0–11.1 form.
 type BusQueueable struct {
-	Connection          *string  `php:"connection"`
-	Queue               *string  `php:"queue"`
-	ChainConnection     *string  `php:"chainConnection"`
-	ChainQueue          *string  `php:"chainQueue"`
-	ChainCatchCallbacks any      `php:"chainCatchCallbacks"` // null; PHP puts serialized closures here
-	Delay               any      `php:"delay"`               // nil, seconds (int) or a time.Time (Carbon)
-	AfterCommit         *bool    `php:"afterCommit"`
-	Middleware          []any    `php:"middleware"`
-	Chained             []string `php:"chained"` // serialize() of each following job; see Chain
+	Connection          *string  `php:"connection,default=null"`
+	Queue               *string  `php:"queue,default=null"`
+	ChainConnection     *string  `php:"chainConnection,default=null"`
+	ChainQueue          *string  `php:"chainQueue,default=null"`
+	ChainCatchCallbacks any      `php:"chainCatchCallbacks,default=null"` // null; PHP puts serialized closures here
+	Delay               any      `php:"delay,default=null"`               // nil, seconds (int) or a time.Time (Carbon)
+	AfterCommit         *bool    `php:"afterCommit,default=null"`
+	Middleware          []any    `php:"middleware,default=[]"`
+	Chained             []string `php:"chained,default=[]"` // serialize() of each following job; see Chain
+
+	MessageGroup    *string `php:"messageGroup,omitempty,default=null"`    // 12.28.1+ (12.27: group); onGroup()
+	Deduplicator    any     `php:"deduplicator,omitempty,default=null"`    // 12.32+; a serialized closure
+	DebounceOwner   string  `php:"debounceOwner,omitempty,default=\"\""`   // 13.6+
+	UniqueLockOwner string  `php:"uniqueLockOwner,omitempty,default=\"\""` // 13.24+
 }
 
 // Queueable is what `use InteractsWithQueue, Queueable;` gives a PHP job class, the
-// order of Laravel's make:job stub: the runtime `job` property, then Bus\Queueable's.
-// Embed it after the job's own fields:
+// order of Laravel's make:job stub: the runtime `job` property, then Bus\Queueable's
+// (Illuminate\Foundation\Queue\Queueable, the 11.x+ stub's single trait, is the same
+// plus SerializesModels). Embed it after the job's own fields:
 //
 //	type SendWelcome struct {
 //		UserID int64 `php:"userId"`
@@ -50,19 +63,21 @@ type BusQueueable struct {
 // serializes exactly like
 //
 //	class SendWelcome implements ShouldQueue {
-//		use InteractsWithQueue, Queueable;
+//		use InteractsWithQueue, Queueable, SerializesModels;
 //		public $userId;
 //	}
 //
 // PHP puts trait properties after the class' own, in the order of the use statement,
 // so a class written `use Queueable, InteractsWithQueue;` has `job` last: embed
 // BusQueueable then InteractsWithQueue for it. SerializesModels and Dispatchable add
-// no properties; Batchable adds a public batchId (a field of your own, before
+// no properties (a type says whether its class uses SerializesModels with
+// phpser.ModelSerializer; without that method the Dispatcher takes it to, as every
+// make:job stub does); Batchable adds a public batchId (a field of your own, before
 // Queueable when the class lists Batchable first, as the make:job stub does).
 //
-// The field order is that of Laravel 8.0–11.1. Laravel 11.2 reordered the trait (see
-// Release.QueueableProps); PHP unserializes properties by name, so the order only
-// matters for byte-for-byte equality with a newer PHP producer.
+// The Dispatcher writes the trait properties of the connection's release in that
+// release's order, whatever the struct's field order (see BusQueueable); PHP
+// unserializes properties by name, so a worker reads every release's form into it.
 type Queueable struct {
 	InteractsWithQueue
 	BusQueueable
@@ -79,58 +94,10 @@ type Queueable struct {
 //
 // Property names are compared by plain name (visibility mangling removed).
 func CompleteQueueable(props []phpser.Entry, traits []phpser.Entry) []phpser.Entry {
-	nameOf := func(e phpser.Entry) string { n, _, _ := e.Key.Name(); return n }
-	present := map[string]bool{}
-	for _, t := range traits {
-		present[nameOf(t)] = false
+	defaults := map[string]*phpser.Value{}
+	for i := range traits {
+		defaults[propName(&traits[i])] = &traits[i].Value
 	}
-	any := false
-	for _, e := range props {
-		if e.Key.IsInt() {
-			continue
-		}
-		if _, ok := present[nameOf(e)]; ok {
-			present[nameOf(e)] = true
-			any = true
-		}
-	}
-	out := append([]phpser.Entry(nil), props...)
-	if !any {
-		return append(out, traits...)
-	}
-	indexOf := func(name string) int {
-		for i, e := range out {
-			if !e.Key.IsInt() && nameOf(e) == name {
-				return i
-			}
-		}
-		return -1
-	}
-	for ti, t := range traits {
-		name := nameOf(t)
-		if present[name] {
-			continue
-		}
-		at := -1
-		for j := ti - 1; j >= 0; j-- {
-			if i := indexOf(nameOf(traits[j])); i >= 0 {
-				at = i + 1
-				break
-			}
-		}
-		if at < 0 {
-			for j := ti + 1; j < len(traits); j++ {
-				if i := indexOf(nameOf(traits[j])); i >= 0 && present[nameOf(traits[j])] {
-					at = i
-					break
-				}
-			}
-		}
-		if at < 0 {
-			at = len(out)
-		}
-		out = append(out[:at], append([]phpser.Entry{t}, out[at:]...)...)
-		present[name] = true
-	}
-	return out
+	out := fillDefaults(phpser.NewObject("", props...), phpser.NewObject("", traits...), defaults)
+	return append([]phpser.Entry(nil), out.Entries()...)
 }

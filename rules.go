@@ -4,6 +4,7 @@ package laraq
 // retryUntil, maxExceptions, backoff, and the exceptions failed jobs are recorded with.
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"strings"
@@ -21,18 +22,29 @@ func (c *Worker) maxTries(jr *jobRun) int64 {
 	return int64(c.s.tries)
 }
 
-// retryUntil is the payload's retryUntil, 0 when unset (PHP tests it for truthiness).
-func retryUntil(env *payload.Envelope) int64 {
-	if env.RetryUntil != nil {
-		return *env.RetryUntil
+// retryUntil is Job::retryUntil(), 0 when unset (PHP tests it for truthiness): the
+// payload's retryUntil, falling back to the timeoutAt of 5.x–7.x payloads up to 9.25 only.
+func (c *Worker) retryUntil(env *payload.Envelope) int64 {
+	if env.RetryUntil == nil {
+		return 0
 	}
-	return 0
+	if !c.s.release.readsTimeoutAt() {
+		// env.RetryUntil is retryUntil ?? timeoutAt: with retryUntil null or absent it
+		// came from timeoutAt, which 9.26+ no longer reads.
+		if raw, ok := env.Get("retryUntil"); !ok || string(bytes.TrimSpace(raw)) == "null" {
+			return 0
+		}
+	}
+	return *env.RetryUntil
 }
+
+// readsTimeoutAt: Job::retryUntil() fell back to the pre-8.0 timeoutAt key until 9.26.0.
+func (r Release) readsTimeoutAt() bool { return !r.AtLeast(9, 26, 0) }
 
 // alreadyExceeded is markJobAsFailedIfAlreadyExceedsMaxAttempts: nil when the job may
 // run, else the exception to fail it with.
 func (c *Worker) alreadyExceeded(jr *jobRun) error {
-	until := retryUntil(jr.job.Payload)
+	until := c.retryUntil(jr.job.Payload)
 	maxTries := c.maxTries(jr)
 	if until != 0 && c.s.Now().Unix() <= until {
 		return nil
@@ -75,7 +87,7 @@ func isIntLiteral(raw []byte) bool {
 
 // willExceed is markJobAsFailedIfWillExceedMaxAttempts' condition (note >=).
 func (c *Worker) willExceed(jr *jobRun) bool {
-	until := retryUntil(jr.job.Payload)
+	until := c.retryUntil(jr.job.Payload)
 	if until != 0 {
 		return until <= c.s.Now().Unix()
 	}

@@ -68,6 +68,8 @@ type Worker struct {
 	wake    chan struct{} // Resume and freed slots nudge a sleeping loop
 
 	abandoned atomic.Int64 // handlers still running after their job was given up on
+
+	batchWarned sync.Map // batch ids already warned about (no batch repository)
 }
 
 // NewWorker returns a worker running jobs' handlers on the connection's queues, with

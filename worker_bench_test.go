@@ -234,7 +234,7 @@ func TestBenchProcess(t *testing.T) {
 
 // vmHWM is the process' peak resident set size in kB (Linux).
 func vmHWM() int64 {
-	f, err := os.Open("/proc/self/wStatus")
+	f, err := os.Open("/proc/self/status")
 	if err != nil {
 		return -1
 	}

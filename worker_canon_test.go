@@ -147,6 +147,18 @@ func compareCanon(path string, c canon, v reflect.Value) []string {
 			}
 			return nil
 		}
+		if c.T == "models" { // an Eloquent collection: its class, its models' class and keys
+			ids, _ := x.ID.([]any)
+			if len(ids) != len(c.Items) || x.CollectionClass != nil && *x.CollectionClass != c.Class {
+				return bad("collection %v of %s (%v), want %d models of a %s", x.ID, x.Class, x.CollectionClass, len(c.Items), c.Class)
+			}
+			for i, it := range c.Items {
+				if it.V.Class != x.Class || fmt.Sprint(ids[i]) != fmt.Sprint(it.V.Key.toAny()) {
+					diffs = bad("model %d: %s#%v, want %s#%v", i, x.Class, ids[i], it.V.Class, it.V.Key.toAny())
+				}
+			}
+			return diffs
+		}
 	case phpser.Map:
 		if c.T != "array" && c.T != "object" {
 			return bad("Map for %s", c.T)
@@ -281,6 +293,9 @@ func compareFields(path string, props map[string]canon, v reflect.Value, used ma
 		}
 		c, ok := props[tag]
 		if !ok {
+			if strings.Contains(f.Tag.Get("php"), ",omitempty") && v.Field(i).IsZero() {
+				continue // a property of later releases (BusQueueable), absent and zero
+			}
 			if tag != "job" { // the runtime job property; PHP's records leave it out
 				diffs = append(diffs, fmt.Sprintf("%s.%s: missing in PHP's value", path, tag))
 			}

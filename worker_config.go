@@ -111,6 +111,13 @@ type WorkerConfig struct {
 	// goroutine: it abandons the handler (its context is cancelled), frees the slot and
 	// goes on; by default the job stays reserved as in PHP. Default false.
 	TimeoutReleases bool
+	// ReservationHeartbeat is how often the reservation of a running job is moved
+	// forward to now + RetryAfter, so that no worker, PHP or Go, takes the job back and
+	// runs it a second time while its handler runs longer than retry_after. It stops when
+	// the handler returns or its context ends (timeout, shutdown) and with the process;
+	// from then on retry_after applies as before. PHP workers never extend a
+	// reservation. Default: Connection.RetryAfter / 3; negative: off.
+	ReservationHeartbeat time.Duration
 
 	// MaxJobs stops the worker after this many jobs were taken (--max-jobs); Run returns
 	// ErrMaxJobs once they finished. Default 0: no limit.

@@ -49,13 +49,16 @@ func addConnFlags(fs *flag.FlagSet, multi bool) *connFlags {
 	fs.StringVar(&c.redisURL, "redis", "",
 		"Redis `URL`: redis://[user:password@]host:port/db, rediss:// for TLS, unix:///path.sock?db=N\n"+
 			"(default: LARAQ_REDIS_URL, else the application's REDIS_URL or REDIS_HOST, REDIS_PORT,\n"+
-			"REDIS_PASSWORD and REDIS_DB, else "+DefaultRedisURL+")")
+			"REDIS_PASSWORD and REDIS_DB, else "+DefaultRedisURL+"). As with Laravel's REDIS_URL, a /db\n"+
+			"in the URL applies to the cache connection too (restart, pause, maxExceptions): laraq warns\n"+
+			"when that moves it off the application's cache database (REDIS_CACHE_DB, default 1); keep\n"+
+			"it with LARAQ_REDIS_CACHE_DB")
 	fs.StringVar(&c.prefix, "prefix", "",
 		"Redis connection `prefix` (database.redis.options.prefix); --prefix '' for none\n"+
 			"(default empty, unless an application is given (--env-file, --laravel-root, LARAQ_ENV_FILE\n"+
-			"or APP_NAME): then its REDIS_PREFIX, else derived from APP_NAME as its skeleton does:\n"+
-			"laravel_database_ up to 11.x, laravel-database- on 12.x. LARAQ_REDIS_PREFIX, or REDIS_PREFIX\n"+
-			"in the environment, apply in either case)")
+			"or APP_NAME): then what its config/database.php gives (REDIS_PREFIX, else derived from\n"+
+			"APP_NAME), or without config files its skeleton: laravel_database_ up to 11.x,\n"+
+			"laravel-database- on 12.x. LARAQ_REDIS_PREFIX applies in either case)")
 	usage := "queue `name`"
 	if multi {
 		usage = "queue `names`, comma-separated, in priority order"

@@ -162,15 +162,8 @@ func runClear(ctx context.Context, app *App, args []string) int {
 	if len(pos) == 1 {
 		queue = pos[0]
 	}
-	if !*force {
-		fmt.Fprintf(app.Stdout, "Are you sure you want to clear all jobs from the [%s] queue? (yes/no) [no]:\n> ", queue)
-		answer, _ := bufio.NewReader(app.Stdin).ReadString('\n')
-		switch strings.ToLower(strings.TrimSpace(answer)) {
-		case "y", "yes":
-		default:
-			fmt.Fprintln(app.Stdout, "Command canceled.")
-			return 1
-		}
+	if !*force && !app.confirm(fmt.Sprintf("Are you sure you want to clear all jobs from the [%s] queue?", queue)) {
+		return 1
 	}
 	admin, closeConn, err := af.admin(ctx, app, cfg)
 	if err != nil {
@@ -190,4 +183,17 @@ func runClear(ctx context.Context, app *App, args []string) int {
 		fmt.Fprintf(app.Stdout, "Deleted %d set-aside payloads of the [%s] queue\n", aside, queue)
 	}
 	return 0
+}
+
+// confirm asks question as artisan's confirm() does and reports a yes; on anything else
+// it prints "Command canceled.".
+func (a *App) confirm(question string) bool {
+	fmt.Fprintf(a.Stdout, "%s (yes/no) [no]:\n> ", question)
+	answer, _ := bufio.NewReader(a.Stdin).ReadString('\n')
+	switch strings.ToLower(strings.TrimSpace(answer)) {
+	case "y", "yes":
+		return true
+	}
+	fmt.Fprintln(a.Stdout, "Command canceled.")
+	return false
 }

@@ -2,10 +2,14 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
+	"github.com/laraq/laraq/encryption"
+	"github.com/laraq/laraq/laravel"
 	"github.com/laraq/laraq/payload"
 )
 
@@ -23,12 +27,28 @@ Everything else in the envelope, including the data of a Class@method job, is
 printed as it is, in the same order. A bare serialized value (or a JSON string
 holding one) is accepted too. Strings that are not UTF-8 are shown as
 {"@binary": "<base64>"}, references as the value they point to, and a reference back
-into an object being shown as {"@recursion": "FQCN"}.`
+into an object being shown as {"@recursion": "FQCN"}.
+
+An encrypted command (ShouldBeEncrypted) is shown as stored, unless the application
+key is given: --app-key base64:..., or the APP_KEY (and APP_PREVIOUS_KEYS, app.cipher)
+of --env-file or --laravel-root. It is then decrypted and shown readably; a command
+that does not decrypt with that key is an error (Laravel's DecryptException message).`
 
 func runDecode(ctx context.Context, app *App, args []string) int {
 	fs := app.NewFlagSet("decode", decodeUsage)
+	appKey := fs.String("app-key", "", "the application `KEY` (APP_KEY, base64:...) to decrypt an encrypted command with")
+	envFile := fs.String("env-file", "", "`PATH` of the application's .env, whose APP_KEY decrypts an encrypted command")
+	root := fs.String("laravel-root", "", "the application `DIR`: its .env's APP_KEY and config/app.php's cipher")
 	if rc := fs.Parse(args); rc >= 0 {
 		return rc
+	}
+	var opts []payload.ReadableOption
+	if *appKey != "" || *envFile != "" || *root != "" {
+		enc, err := decodeEncrypter(app, *appKey, *envFile, *root)
+		if err != nil {
+			return app.errorf("%v", err)
+		}
+		opts = append(opts, payload.WithDecrypter(enc))
 	}
 	if fs.NArg() > 1 {
 		return fs.Fail("takes one FILE, got %q", fs.Args())
@@ -45,7 +65,7 @@ func runDecode(ctx context.Context, app *App, args []string) int {
 	if err != nil {
 		return app.errorf("%v", err)
 	}
-	out, notes, err := payload.Readable(data)
+	out, notes, err := payload.Readable(data, opts...)
 	if err != nil {
 		return app.errorf("%v", err)
 	}
@@ -56,4 +76,27 @@ func runDecode(ctx context.Context, app *App, args []string) int {
 		fmt.Fprintf(app.Stderr, "%s: %s\n", app.Name, n)
 	}
 	return 0
+}
+
+// decodeEncrypter is the application's Encrypter: --app-key wins over the APP_KEY of
+// the .env file, as a flag wins everywhere.
+func decodeEncrypter(app *App, key, envFile, root string) (*encryption.Encrypter, error) {
+	flags := map[string]string{}
+	if key != "" {
+		flags["LARAQ_APP_KEY"] = key
+	}
+	cfg, err := laravel.Load(laravel.App{EnvFile: envFile, Root: root, Getenv: app.Getenv, Flags: flags})
+	if err != nil {
+		return nil, err
+	}
+	enc := cfg.Encryption.Encrypter()
+	if enc == nil {
+		for _, w := range cfg.Warnings {
+			if strings.Contains(w, "APP_KEY") {
+				return nil, errors.New(w)
+			}
+		}
+		return nil, errors.New("no APP_KEY to decrypt with: give --app-key, or an application whose .env sets APP_KEY")
+	}
+	return enc, nil
 }

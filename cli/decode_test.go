@@ -102,7 +102,7 @@ func TestDecodeEncryptedCommand(t *testing.T) {
 	if rc != 0 || !strings.Contains(out, `"command": "`+enc+`"`) || !strings.Contains(out, `"attempts": 0`) {
 		t.Fatalf("rc %d\n%s", rc, out)
 	}
-	if errOut != "laraq: data.command is encrypted (ShouldBeEncrypted) and shown as stored; decrypting it needs the APP_KEY\n" {
+	if errOut != "laraq: data.command is encrypted (ShouldBeEncrypted) and shown as stored; decrypting it needs the APP_KEY (--app-key or --env-file)\n" {
 		t.Errorf("stderr %q", errOut)
 	}
 }

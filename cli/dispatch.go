@@ -16,6 +16,7 @@ import (
 
 	"github.com/laraq/laraq"
 	"github.com/laraq/laraq/laravel"
+	"github.com/laraq/laraq/payload"
 	"github.com/laraq/laraq/phpser"
 )
 
@@ -26,7 +27,11 @@ func init() {
 const dispatchUsage = `dispatch [flags] CLASS
 
 Queues a job of the PHP class CLASS with the properties given as JSON (--props), the
-way Laravel's dispatch() queues the same object, and prints its job id.
+way Laravel's dispatch() queues the same object, and prints its job id. Any class
+works, Laravel's own included: a queued listener is CLASS
+'Illuminate\\Events\\CallQueuedListener' with its class, method and data properties,
+and gets Laravel's displayName (the listener class), as do queued mailables,
+notifications and broadcast events.
 
 The properties are a JSON object in the readable form 'laraq decode' prints:
 {"podcastId": 5, "options": {"a": 1}, "when": {"@class": "Illuminate\\Support\\Carbon",
@@ -34,9 +39,12 @@ The properties are a JSON object in the readable form 'laraq decode' prints:
 {"@enum": "App\\Enums\\Status:Active"}}. Numbers with a '.' or an exponent are floats
 (1.0, -0.0, 1e100), others ints. A protected property is named "\u0000*\u0000name", a
 private one "\u0000App\\Jobs\\Class\u0000name" (also inside nested objects); plain names
-are public. Properties are written in the order given. A whole '{"@class": ...}'
-object, or the full output of 'laraq decode', is accepted too (CLASS may then be left
-out).
+are public. Properties are written in the order given. --props is always the
+properties (a property may be called data or job); a whole '{"@class": ...}' object is
+accepted too (CLASS may then be left out). To queue again what 'laraq decode' printed,
+give that document with --payload instead: its data.command is the job. A --props
+document that is a 'laraq decode' document (job CallQueuedHandler@call and a
+data.command) is refused with a pointer to --payload.
 
 The properties InteractsWithQueue and Queueable add (job, connection, queue, ...,
 chained) are appended with their defaults when none of them is given, as PHP puts
@@ -46,13 +54,18 @@ dispatch(): a queue property picks the Redis queue, a delay property sends the j
 :delayed, and the public tries, maxExceptions, backoff, timeout, failOnTimeout and
 retryUntil properties become the payload's metadata. --queue and --delay work like
 onQueue() and delay(): they set those properties, unless the given properties already
-set them, and always decide where the job goes.`
+set them, and always decide where the job goes; for a queued listener, mailable or
+broadcast event --queue leaves the property null, as Laravel's pushOn() does. --encrypt encrypts the command with the
+application's APP_KEY as for a ShouldBeEncrypted class (a true public shouldBeEncrypted
+property does too).`
 
 func runDispatch(ctx context.Context, app *App, args []string) int {
 	fs := app.NewFlagSet("dispatch", dispatchUsage)
 	af := addAppFlags(fs.FlagSet, false, false)
 	addHorizonFlags(fs.FlagSet, false)
 	propsFile := fs.String("props", "", "JSON `file` with the job's properties (- for stdin)")
+	payloadFile := fs.String("payload", "", "a `file` as 'laraq decode' prints a payload (- for stdin): its data.command is the job")
+	encrypt := fs.Bool("encrypt", false, "encrypt the command with the application's key, as for a ShouldBeEncrypted class")
 	var delay string
 	var delaySet bool
 	fs.Var(stringFlag{&delay, &delaySet}, "delay", "delay the job by `SECONDS` (sets the delay property like ->delay())")
@@ -80,33 +93,57 @@ func runDispatch(ctx context.Context, app *App, args []string) int {
 		}
 	}
 
-	var props []byte
-	switch *propsFile {
-	case "":
-		props = []byte("{}")
-	case "-":
-		props, err = io.ReadAll(app.Stdin)
-	default:
-		props, err = os.ReadFile(*propsFile)
+	if *propsFile != "" && *payloadFile != "" {
+		return fs.Fail("give the job as --props or as --payload, not both")
 	}
-	if err != nil {
-		return app.errorf("--props: %v", err)
+	read := func(name, file string) ([]byte, error) {
+		var b []byte
+		var err error
+		switch file {
+		case "-":
+			b, err = io.ReadAll(app.Stdin)
+		default:
+			b, err = os.ReadFile(file)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("--%s: %v", name, err)
+		}
+		return b, nil
 	}
-	cmd, err := commandFromProps(class, props)
-	if err != nil {
-		return app.errorf("%v", err)
+	var cmd *phpser.Value
+	if *payloadFile != "" {
+		doc, err := read("payload", *payloadFile)
+		if err == nil {
+			cmd, err = commandFromPayload(class, doc)
+		}
+		if err != nil {
+			return app.errorf("%v", err)
+		}
+	} else {
+		props := []byte("{}")
+		if *propsFile != "" {
+			if props, err = read("props", *propsFile); err != nil {
+				return app.errorf("%v", err)
+			}
+		}
+		if cmd, err = commandFromProps(class, props); err != nil {
+			return app.errorf("%v", err)
+		}
 	}
 	if !*noQueueable {
 		cmd = phpser.NewObject(cmd.Class(), laraq.CompleteQueueable(cmd.Entries(), cfg.Release.QueueableProps())...)
 	}
 
 	var opts []laraq.DispatchOption
+	if *encrypt {
+		opts = append(opts, laraq.Encrypted())
+	}
 	if af.conn.queueSet {
 		queues, err := af.queues()
 		if err != nil {
 			return app.errorf("%v", err)
 		}
-		if isSet(cmd, "queue") {
+		if isSet(cmd, "queue") || pushedOn[cmd.Class()] {
 			opts = append(opts, laraq.PushOn(queues[0]))
 		} else {
 			opts = append(opts, laraq.OnQueue(queues[0]))
@@ -159,6 +196,15 @@ func parseInterleaved(fs *FlagSet, args []string) (positional []string, rc int) 
 	}
 }
 
+// pushedOn are the classes Laravel queues with Queue::pushOn($queue, $job), leaving
+// their queue property null: the event dispatcher's listeners, Mailable::queue(), and
+// the broadcaster's events. --queue picks their queue the same way.
+var pushedOn = map[string]bool{
+	`Illuminate\Events\CallQueuedListener`:   true,
+	`Illuminate\Mail\SendQueuedMailable`:     true,
+	`Illuminate\Broadcasting\BroadcastEvent`: true,
+}
+
 // isSet reports whether the public property name holds a non-null value (PHP isset).
 func isSet(cmd *phpser.Value, name string) bool {
 	for _, e := range cmd.Entries() {
@@ -176,9 +222,52 @@ func isSet(cmd *phpser.Value, name string) bool {
 // classNameRE is PHP's syntax for a (namespaced) class name.
 var classNameRE = regexp.MustCompile(`^(?:[A-Za-z_]|[^\x00-\x7F])(?:[A-Za-z0-9_]|[^\x00-\x7F])*(?:\\(?:[A-Za-z_]|[^\x00-\x7F])(?:[A-Za-z0-9_]|[^\x00-\x7F])*)*$`)
 
-// commandFromProps builds the job object from the --props JSON: a properties object,
-// a {"@class": ...} object, or a whole `laraq decode` document.
+// commandFromProps builds the job object from the --props JSON: a properties object, or
+// a {"@class": ...} object. A `laraq decode` document is refused (commandFromPayload
+// reads those): a property may be called data or job, so only a document whose job is
+// CallQueuedHandler@call and whose data holds a command is taken for one.
 func commandFromProps(class string, props []byte) (*phpser.Value, error) {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(bytes.TrimSpace(props), &top) == nil && isDecodeDocument(top) {
+		return nil, errors.New("--props holds a 'laraq decode' document (job " + payload.CallQueuedHandler + " with a data.command), not the job's properties: give it with --payload")
+	}
+	return commandFromObject(class, props, "--props", 0)
+}
+
+// commandFromPayload builds the job from a `laraq decode` document (--payload): its
+// data.command, a readable object.
+func commandFromPayload(class string, doc []byte) (*phpser.Value, error) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(bytes.TrimSpace(doc), &top); err != nil {
+		return nil, fmt.Errorf("--payload: want the JSON document 'laraq decode' prints: %v", err)
+	}
+	var d map[string]json.RawMessage
+	if err := json.Unmarshal(top["data"], &d); err != nil || d["command"] == nil {
+		return nil, errors.New("--payload: a payload document needs data.command (the output of 'laraq decode'); to give the job's properties, use --props")
+	}
+	cmd := bytes.TrimSpace(d["command"])
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(cmd, &obj); err != nil || obj["@class"] == nil {
+		return nil, errors.New("--payload: data.command is not a readable object (was it decoded with 'laraq decode'? an encrypted command needs --app-key there)")
+	}
+	return commandFromObject(class, cmd, "--payload: data.command", -1)
+}
+
+// isDecodeDocument reports whether a JSON object is a payload as `laraq decode` prints
+// it: job CallQueuedHandler@call and a data object holding command.
+func isDecodeDocument(top map[string]json.RawMessage) bool {
+	var job string
+	if json.Unmarshal(top["job"], &job) != nil || job != payload.CallQueuedHandler {
+		return false
+	}
+	var d map[string]json.RawMessage
+	return json.Unmarshal(top["data"], &d) == nil && d["command"] != nil
+}
+
+// commandFromObject builds the job object from a properties object or a {"@class": ...}
+// object. where names the input in errors; offsets are reported into it unless
+// base is negative.
+func commandFromObject(class string, props []byte, where string, base int) (*phpser.Value, error) {
 	if class != "" {
 		class = strings.TrimPrefix(class, `\`) // get_class() never has the leading \
 		if !classNameRE.MatchString(class) || !utf8.ValidString(class) {
@@ -190,45 +279,30 @@ func commandFromProps(class string, props []byte) (*phpser.Value, error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(props, &top); err != nil {
 		var se *json.SyntaxError
-		if errors.As(err, &se) {
+		if errors.As(err, &se) && base >= 0 {
 			// Offset counts the bytes read, the offending one included.
-			return nil, fmt.Errorf("--props: invalid JSON at offset %d: %v", lead+int(se.Offset)-1, err)
+			return nil, fmt.Errorf("%s: invalid JSON at offset %d: %v", where, lead+int(se.Offset)-1, err)
 		}
-		return nil, fmt.Errorf("--props: want a JSON object of properties: %v", err)
+		return nil, fmt.Errorf("%s: want a JSON object of properties: %v", where, err)
 	}
-	where := ""
-	shift := lead // offset in doc - shift = offset in the --props input
-	if data, ok := top["data"]; ok && top["job"] != nil {
-		// `laraq decode` output: the command is data.command.
-		var d map[string]json.RawMessage
-		if err := json.Unmarshal(data, &d); err != nil || d["command"] == nil {
-			return nil, errors.New("--props: a payload document needs data.command")
-		}
-		props = bytes.TrimSpace(d["command"])
-		shift = 0
-		where = "data.command: "
-		top = nil
-		if err := json.Unmarshal(props, &top); err != nil {
-			return nil, errors.New("--props: data.command is not a readable object (was it decoded with 'laraq decode'?)")
-		}
-	}
+	shift := lead // offset in doc - shift = offset in the input
 	var doc []byte
 	if raw, ok := top["@class"]; ok {
 		var c string
 		if err := json.Unmarshal(raw, &c); err != nil || c == "" {
-			return nil, errors.New(`--props: "@class" must be a class name`)
+			return nil, fmt.Errorf(`%s: "@class" must be a class name`, where)
 		}
 		c = strings.TrimPrefix(c, `\`)
 		if !classNameRE.MatchString(c) || !utf8.ValidString(c) {
-			return nil, fmt.Errorf(`--props: "@class" %q is not a PHP class name`, c)
+			return nil, fmt.Errorf(`%s: "@class" %q is not a PHP class name`, where, c)
 		}
 		if class != "" && c != class {
-			return nil, fmt.Errorf("--props describes a %s, not a %s", c, class)
+			return nil, fmt.Errorf("%s describes a %s, not a %s", where, c, class)
 		}
 		doc = props
 	} else {
 		if class == "" {
-			return nil, errors.New("give the job CLASS (or an \"@class\" in --props)")
+			return nil, fmt.Errorf("give the job CLASS (or an \"@class\" in %s)", where)
 		}
 		// The object form keeps every name a property name (string keys, mangling as given).
 		cj, _ := json.Marshal(class)
@@ -246,13 +320,13 @@ func commandFromProps(class string, props []byte) (*phpser.Value, error) {
 	v, err := phpser.UnmarshalReadable(doc)
 	if err != nil {
 		var se *phpser.SyntaxError
-		if errors.As(err, &se) {
-			return nil, fmt.Errorf("--props: %s%s at offset %d", where, se.Msg, max(0, se.Offset-shift))
+		if errors.As(err, &se) && base >= 0 {
+			return nil, fmt.Errorf("%s: %s at offset %d", where, se.Msg, max(0, se.Offset-shift))
 		}
-		return nil, fmt.Errorf("--props: %s%v", where, err)
+		return nil, fmt.Errorf("%s: %v", where, err)
 	}
 	if v.Kind() != phpser.KindObject {
-		return nil, errors.New("--props: not an object")
+		return nil, fmt.Errorf("%s: not an object", where)
 	}
 	return v, nil
 }

@@ -138,7 +138,7 @@ func TestDispatchMatchesLaravel(t *testing.T) {
 	if rc != 0 {
 		t.Fatalf("decode: %s", errOut)
 	}
-	out, errOut, rc := runCLI(t, []byte(decoded), "dispatch", "--redis", redisURL, "--prefix", prefix, "--laravel-version", "8.83", "--props", "-")
+	out, errOut, rc := runCLI(t, []byte(decoded), "dispatch", "--redis", redisURL, "--prefix", prefix, "--laravel-version", "8.83", "--payload", "-")
 	if rc != 0 {
 		t.Fatalf("dispatch of decode output: %s", errOut)
 	}
@@ -318,7 +318,12 @@ func TestDispatchPropsForms(t *testing.T) {
 		{"object form", ``, `{"@class": "C\\D", "p": null}`, `O:3:"C\D":1:{s:1:"p";N;}`, ""},
 		{"object form with same class", `C\D`, `{"@class": "C\\D"}`, `O:3:"C\D":0:{}`, ""},
 		{"decode document", ``, `{"uuid": "u", "job": "Illuminate\\Queue\\CallQueuedHandler@call", "data": {"commandName": "E", "command": {"@class": "E", "v": [1]}}}`,
-			`O:1:"E":1:{s:1:"v";a:1:{i:0;i:1;}}`, ""},
+			"", "give it with --payload"},
+		// A queued listener's properties include data and job: they are properties.
+		{"listener properties", `Illuminate\Events\CallQueuedListener`, `{"class": "App\\Listeners\\L", "method": "handle", "data": [{"@class": "App\\Events\\E", "id": 1}], "job": null}`,
+			`O:36:"Illuminate\Events\CallQueuedListener":4:{s:5:"class";s:15:"App\Listeners\L";s:6:"method";s:6:"handle";s:4:"data";a:1:{i:0;O:12:"App\Events\E":1:{s:2:"id";i:1;}}s:3:"job";N;}`, ""},
+		{"a data property without a command", `X`, `{"job": "Illuminate\\Queue\\CallQueuedHandler@call", "data": {"x": 1}}`,
+			`O:1:"X":2:{s:3:"job";s:39:"Illuminate\Queue\CallQueuedHandler@call";s:4:"data";a:1:{s:1:"x";i:1;}}`, ""},
 		{"class mismatch", `X`, `{"@class": "Y"}`, "", "--props describes a Y, not a X"},
 		{"no class", ``, `{"a": 1}`, "", "give the job CLASS"},
 		{"not an object", `X`, `[1]`, "", "want a JSON object"},
@@ -344,6 +349,29 @@ func TestDispatchPropsForms(t *testing.T) {
 				t.Fatalf("got  %s\nwant %s", got, tc.want)
 			}
 		})
+	}
+}
+
+func TestDispatchPayloadDocument(t *testing.T) {
+	doc := `{"uuid": "u", "job": "Illuminate\\Queue\\CallQueuedHandler@call", "data": {"commandName": "E", "command": {"@class": "E", "v": [1]}}}`
+	v, err := commandFromPayload("", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := phpser.Encode(v); string(b) != `O:1:"E":1:{s:1:"v";a:1:{i:0;i:1;}}` {
+		t.Errorf("got %s", b)
+	}
+	for in, want := range map[string]string{
+		`{"a": 1}`: "a payload document needs data.command",
+		`{"job": "Illuminate\\Queue\\CallQueuedHandler@call", "data": {"command": "eyJpdiI6"}}`: "not a readable object",
+		`[1]`: "want the JSON document",
+	} {
+		if _, err := commandFromPayload("", []byte(in)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", in, err, want)
+		}
+	}
+	if _, err := commandFromPayload("F", []byte(doc)); err == nil || !strings.Contains(err.Error(), "describes a E, not a F") {
+		t.Errorf("class mismatch: %v", err)
 	}
 }
 
@@ -436,6 +464,9 @@ func FuzzDispatchProps(f *testing.F) {
 	f.Add("", []byte(`{"uuid":"u","job":"j","data":{"command":{"@class":"E"}}}`))
 	f.Add("X", []byte(`{"a": [1, {"@binary": "AAE="}], "@@b": {"@serialized": "x"}}`))
 	f.Fuzz(func(t *testing.T, class string, props []byte) {
+		if v, err := commandFromPayload(class, props); err == nil && (v.Kind() != phpser.KindObject || class != "" && v.Class() != strings.TrimPrefix(class, `\`)) {
+			t.Fatalf("--payload accepted %q for %q as %v %q", props, class, v.Kind(), v.Class())
+		}
 		v, err := commandFromProps(class, props)
 		if err != nil {
 			return

@@ -31,12 +31,14 @@ type appFlags struct {
 // addAppFlags registers the flags. withFailed adds --database and --table.
 func addAppFlags(fs *flag.FlagSet, multiQueue, withFailed bool) *appFlags {
 	a := &appFlags{fs: fs, conn: addConnFlags(fs, multiQueue)}
-	fs.StringVar(&a.envFile, "env-file", "", "`PATH` of the Laravel application's .env file (default: LARAQ_ENV_FILE, else DIR/.env with --laravel-root)")
-	fs.StringVar(&a.root, "laravel-root", "", "the Laravel application `DIR`: its .env, framework version, prefix, timezone and database settings")
+	fs.StringVar(&a.envFile, "env-file", "", "`PATH` of the Laravel application's .env file (default: LARAQ_ENV_FILE, else DIR/.env with --laravel-root);\n"+
+		"when its directory holds the application (artisan, or config/ beside composer.json), that is --laravel-root")
+	fs.StringVar(&a.root, "laravel-root", "", "the Laravel application `DIR`: its .env, config files (or cached configuration) and framework\n"+
+		"release: prefixes, queue, retry_after, cache store, timezone and failed-job database as PHP reads them")
 	fs.StringVar(&a.version, "laravel-version", "", "the application's Laravel `version`, e.g. 8 or 12.40: decides the derived prefixes and the cache\n"+
 		"key scheme (default: LARAQ_LARAVEL_VERSION, else the framework under --laravel-root, else\n"+
-		"guessed from the .env keys: CACHE_DRIVER, FILESYSTEM_DRIVER, MIX_* say 8, FILESYSTEM_DISK\n"+
-		"and VITE_* 10, CACHE_STORE 11; else 11)")
+		"guessed from its composer.json or config files, else from the .env keys: CACHE_DRIVER,\n"+
+		"FILESYSTEM_DRIVER, MIX_* say 8, FILESYSTEM_DISK and VITE_* 10, CACHE_STORE 11; else 11)")
 	fs.StringVar(&a.cachePfx, "cache-prefix", "", "the cache store `prefix` (config/cache.php), where queue:restart and queue:pause live\n"+
 		"(default: LARAQ_CACHE_PREFIX, else CACHE_PREFIX, else derived from APP_NAME and the version).\n"+
 		"A cache key is connection prefix + cache prefix [+ ':' up to 10.x] + key: on Laravel 8\n"+
@@ -83,7 +85,7 @@ func (a *appFlags) load(app *App) (*laravel.Config, error) {
 		return nil, flagNames(err)
 	}
 	for _, w := range cfg.Warnings {
-		fmt.Fprintf(app.Stderr, "%s: warning: %s\n", app.Name, w)
+		fmt.Fprintf(app.Stderr, "%s: warning: %s\n", app.Name, flagNames(errors.New(w)))
 	}
 	return cfg, nil
 }

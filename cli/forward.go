@@ -50,7 +50,11 @@ type forwardRequest struct {
 // Handle posts the job and maps the answer to an outcome. The request ends with ctx,
 // i.e. at the job's timeout.
 func (f *forwarder) Handle(ctx context.Context, job *laraq.JobInfo) error {
-	readable, _, err := payload.Readable(job.Raw)
+	var opts []payload.ReadableOption
+	if d := job.Decrypter(); d != nil {
+		opts = append(opts, payload.WithDecrypter(d))
+	}
+	readable, _, err := payload.Readable(job.Raw, opts...)
 	if err != nil {
 		return &laraq.DecodeError{Class: job.Class, Path: "payload", Err: err}
 	}

@@ -1,11 +1,9 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/laraq/laraq"
 	"github.com/laraq/laraq/laravel"
@@ -59,13 +57,8 @@ func runInvalid(ctx context.Context, app *App, args []string) int {
 	if len(pos) == 2 {
 		queue = pos[1]
 	}
-	if sub == "clear" && !*force {
-		fmt.Fprintf(app.Stdout, "Are you sure you want to delete the set-aside payloads of the [%s] queue? (yes/no) [no]:\n> ", queue)
-		answer, _ := bufio.NewReader(app.Stdin).ReadString('\n')
-		if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
-			fmt.Fprintln(app.Stdout, "Command canceled.")
-			return 1
-		}
+	if sub == "clear" && !*force && !app.confirm(fmt.Sprintf("Are you sure you want to delete the set-aside payloads of the [%s] queue?", queue)) {
+		return 1
 	}
 	conn, err := af.connect(ctx, cfg, laravel.ConnectOptions{WithoutFailedStore: sub != "fail"})
 	if err != nil {

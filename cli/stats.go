@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/laraq/laraq/laravel"
 )
 
 func init() {
@@ -25,7 +27,9 @@ Without --queue every queue found under the prefix is shown.
 
 The Redis connection and prefix come from the Laravel application (--laravel-root or
 --env-file, then LARAQ_* variables), unless --redis / --prefix say otherwise; with no
-application given the prefix is empty.`
+application given the prefix is empty. When that prefix holds no queue, or the Laravel
+release is only guessed and the prefix derived from it, stats also lists every prefix under
+which the Redis database holds queue keys, with its queues: pick one with --prefix.`
 
 // queueStats is one row of `stats`.
 type queueStats struct {
@@ -35,6 +39,13 @@ type queueStats struct {
 	Reserved int64    `json:"reserved"`
 	Invalid  int64    `json:"invalid"`                  // set aside: payloads the pop script cannot reserve
 	Oldest   *float64 `json:"oldest_ready_age_seconds"` // null when unknown or empty
+}
+
+// prefixStats is a prefix under which the database holds queue keys.
+type prefixStats struct {
+	Prefix string   `json:"prefix"`
+	Queues []string `json:"queues"`
+	InUse  bool     `json:"in_use"`
 }
 
 func runStats(ctx context.Context, app *App, args []string) int {
@@ -60,9 +71,24 @@ func runStats(ctx context.Context, app *App, args []string) int {
 		return app.errorf("%v", err)
 	}
 	defer closeConn()
+	held, err := admin.Queues(ctx)
+	if err != nil {
+		return app.errorf("listing queues: %v", err)
+	}
 	if queues == nil {
-		if queues, err = admin.Queues(ctx); err != nil {
-			return app.errorf("listing queues: %v", err)
+		queues = held
+	}
+	// Where the jobs are when laraq looks in the wrong place: a prefix with no queue, or
+	// one derived from a guessed release.
+	var prefixes []prefixStats
+	if len(held) == 0 || cfg.Release.Guessed && !cfg.Origin("Prefix").Named() {
+		found, err := admin.Prefixes(ctx)
+		if err != nil {
+			return app.errorf("listing prefixes: %v", err)
+		}
+		prefixes = []prefixStats{}
+		for _, p := range found {
+			prefixes = append(prefixes, prefixStats{Prefix: p.Prefix, Queues: p.Queues, InUse: p.Prefix == cfg.Prefix})
 		}
 	}
 	rows := make([]queueStats, 0, len(queues))
@@ -82,15 +108,17 @@ func runStats(ctx context.Context, app *App, args []string) int {
 		enc := json.NewEncoder(app.Stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(struct {
-			Prefix string       `json:"prefix"`
-			Queues []queueStats `json:"queues"`
-		}{cfg.Prefix, rows}); err != nil {
+			Prefix   string        `json:"prefix"`
+			Queues   []queueStats  `json:"queues"`
+			Prefixes []prefixStats `json:"prefixes,omitempty"` // listed as the text output lists them
+		}{cfg.Prefix, rows, prefixes}); err != nil {
 			return app.errorf("%v", err)
 		}
 		return 0
 	}
 	if len(rows) == 0 {
 		fmt.Fprintf(app.Stdout, "No queues under the prefix %q.\n", cfg.Prefix)
+		printPrefixes(app.Stdout, cfg, prefixes)
 		return 0
 	}
 	table := [][]string{}
@@ -103,7 +131,50 @@ func runStats(ctx context.Context, app *App, args []string) int {
 			strconv.FormatInt(r.Reserved, 10), strconv.FormatInt(r.Invalid, 10), age})
 	}
 	renderTable(app.Stdout, []string{"Queue", "Ready", "Delayed", "Reserved", "Invalid", "Oldest ready"}, table)
+	printPrefixes(app.Stdout, cfg, prefixes)
 	return 0
+}
+
+// printPrefixes lists the prefixes that hold queue keys, and the flag that picks one.
+func printPrefixes(w io.Writer, cfg *laravel.Config, prefixes []prefixStats) {
+	if prefixes == nil {
+		return
+	}
+	why := flagNames(fmt.Errorf("the prefix %q (%s) holds no queue", cfg.Prefix, cfg.Origin("Prefix"))).Error()
+	if cfg.Release.Guessed && !cfg.Origin("Prefix").Named() {
+		why = fmt.Sprintf("the Laravel release is guessed: %s, %s; the prefix %q follows from it", cfg.Release, cfg.Origin("Release"), cfg.Prefix)
+	}
+	if len(prefixes) == 0 {
+		fmt.Fprintf(w, "\nNo queue keys under any prefix in database %d of this Redis (%s).\n", cfg.Redis.DB, why)
+		return
+	}
+	fmt.Fprintf(w, "\nQueue keys in database %d of this Redis, by prefix (%s):\n", cfg.Redis.DB, why)
+	width, other := 0, ""
+	for _, p := range prefixes {
+		width = max(width, utf8.RuneCountInString(shellQuote(p.Prefix)))
+		if !p.InUse && other == "" {
+			other = p.Prefix
+		}
+	}
+	for _, p := range prefixes {
+		mark := ""
+		if p.InUse {
+			mark = "   (in use)"
+		}
+		q := shellQuote(p.Prefix)
+		fmt.Fprintf(w, "  %s%s   %s%s\n", q, strings.Repeat(" ", width-utf8.RuneCountInString(q)), strings.Join(p.Queues, ", "), mark)
+	}
+	if other != "" {
+		fmt.Fprintf(w, "Hint: --prefix %s picks another (or --laravel-root DIR, to read the application's config files and framework).\n", shellQuote(other))
+	}
+}
+
+// shellQuote writes s for a POSIX shell: in single quotes unless it needs none.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.:/@%+=,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // formatAge writes an age to the second: "45s", "2m13s", "3h0m5s", "2d4h".

@@ -104,6 +104,7 @@ type workFlags struct {
 	noCache        bool
 	shutdownGrace  float64
 	timeoutRelease bool
+	noHeartbeat    bool
 	quiet          bool
 	verbose        bool
 	unhandled      string
@@ -135,6 +136,7 @@ func runWork(ctx context.Context, app *App, args []string) int {
 	fs.BoolVar(&w.noCache, "no-cache", false, "use no cache: no restart/pause signals, no maxExceptions")
 	fs.Float64Var(&w.shutdownGrace, "shutdown-grace", laraq.DefaultShutdownGrace.Seconds(), "`seconds` jobs in flight may still run after SIGTERM")
 	fs.BoolVar(&w.timeoutRelease, "timeout-releases", false, "release timed-out jobs (with their backoff) instead of leaving them reserved until retry_after, as PHP does")
+	fs.BoolVar(&w.noHeartbeat, "no-reservation-heartbeat", false, "do not keep a running job's reservation alive (by default it is extended every retry_after/3, so no\nworker runs a job twice that takes longer than retry_after); PHP workers never extend it")
 	fs.BoolVar(&w.quiet, "quiet", false, "do not print a line per job")
 	fs.BoolVar(&w.verbose, "verbose", false, "show job ids in artisan lines, like queue:work -v")
 	for _, v := range []string{"v", "vv", "vvv"} { // artisan's verbosity flags
@@ -271,6 +273,9 @@ func (w *workFlags) config() (laraq.WorkerConfig, error) {
 	}
 	if w.tries == 0 {
 		cfg.Tries = laraq.UnlimitedTries // queue:work --tries=0
+	}
+	if w.noHeartbeat {
+		cfg.ReservationHeartbeat = -1
 	}
 	switch {
 	case w.tries < 0:

@@ -1,12 +1,11 @@
 package laravel
 
 import (
-	"encoding/base64"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
+	"slices"
 	"strings"
 	"time"
 
@@ -37,14 +36,14 @@ const (
 // the application's framework nor its .env keys say: the newest 11.x-style skeleton.
 var DefaultRelease = laraq.Release{Major: 11, Minor: 1 << 30, Guessed: true}
 
-// PrefixStyle chooses how key prefixes are derived from APP_NAME when the application
-// does not set REDIS_PREFIX / CACHE_PREFIX and its config files are not at hand.
+// PrefixStyle chooses how key prefixes are derived from APP_NAME when the application's
+// config files are not at hand (and, 11.x+, for the framework's own config files it
+// leaves out). The application's own config/database.php and config/cache.php always win.
 type PrefixStyle int
 
 const (
-	// PrefixAuto reads the expressions in the application's config/database.php and
-	// config/cache.php when App.Root is set; otherwise it follows the release:
-	// underscores up to 11.x, hyphens from 12.x.
+	// PrefixAuto follows the release: the skeleton of its major (underscores up to 11.x,
+	// hyphens from 12.x), and the framework's own files (underscores up to 12.x).
 	PrefixAuto PrefixStyle = iota
 	// PrefixUnderscore is the 5.8–11.x skeleton: Str::slug(APP_NAME, '_').'_database_' and
 	// Str::slug(APP_NAME, '_').'_cache' (≤8.x) or '_cache_' (9.x+). 12.x applications
@@ -59,13 +58,16 @@ const (
 // only the process environment.
 type App struct {
 	// Root is the application directory. Load reads the framework release from vendor/
-	// (or composer.lock), the prefix expressions from config/database.php and
-	// config/cache.php, the timezone from config/app.php, and resolves SQLite paths the
-	// way `php artisan` does. Default "": none of that, release-based defaults.
+	// (or composer.lock, else guesses it from composer.json), the settings from
+	// config/*.php (or bootstrap/cache/config.php), and resolves SQLite paths the way
+	// `php artisan` does. Default: EnvFile's directory when it holds an application
+	// (artisan, or config/ beside composer.json); else none of that, and the skeleton of
+	// the release decides.
 	Root string
 	// EnvFile is the .env file to read. Default: Root's .env (or .env.APP_ENV when
 	// APP_ENV is set in the environment and that file exists, as Laravel does); none
-	// without Root. A named file that does not exist is an error.
+	// without Root. A named file that does not exist is an error. Its directory is where
+	// database_path() points when there is no Root.
 	EnvFile string
 	// LookupEnv reads the process environment. Default os.LookupEnv. Getenv is used instead
 	// when only it is set (an empty value then counts as unset).
@@ -75,8 +77,9 @@ type App struct {
 	// for --redis). They win over everything. Default none.
 	Flags map[string]string
 	// Release is the application's Laravel release. Default: LARAQ_LARAVEL_VERSION, else
-	// the installed framework under Root, else a guess from the keys of the .env file,
-	// else DefaultRelease.
+	// the installed framework under Root, else a guess (Release.Guessed) from
+	// composer.json's requirement, from the forms of the config files, from the keys of
+	// the .env file, else DefaultRelease.
 	Release laraq.Release
 	// PrefixStyle overrides LARAQ_PREFIX_STYLE ("underscore" or "hyphen"). Default PrefixAuto.
 	PrefixStyle PrefixStyle
@@ -91,6 +94,10 @@ type Config struct {
 	AppName string
 	// AppKey is APP_KEY decoded (the "base64:" form is decoded), for encrypted jobs. Secret.
 	AppKey []byte
+	// Encryption is the application's Encrypter (APP_KEY, app.cipher, APP_PREVIOUS_KEYS).
+	Encryption Encryption
+	// Cipher is app.cipher, "AES-256-CBC" in every skeleton.
+	Cipher string
 	// Timezone is app.timezone, in which failed_at is written. Location is its *time.Location.
 	Timezone string
 	Location *time.Location
@@ -115,6 +122,16 @@ type Config struct {
 	Queue string
 	// RetryAfter is the connection's retry_after in seconds.
 	RetryAfter int
+	// BlockFor is the connection's block_for in seconds; nil for null (never block).
+	BlockFor *int
+	// AfterCommit is the connection's after_commit. Go dispatches at once: it has no
+	// database transaction to wait for.
+	AfterCommit bool
+	// RedisConnection and CacheConnection name the Redis connections (config/database.php
+	// redis.NAME) of the queue (queue.connections.redis.connection, "default") and of the
+	// cache store (cache.stores.STORE.connection, "cache").
+	RedisConnection string
+	CacheConnection string
 
 	// CacheStore is the default cache store (CACHE_STORE on 11.x+, CACHE_DRIVER before).
 	// Restart, pause and maxExceptions are only shared with PHP when it is "redis".
@@ -122,6 +139,9 @@ type Config struct {
 	// CachePrefix is the cache store prefix (config/cache.php).
 	CachePrefix string
 
+	// FailedConnection is the database connection of failed jobs (queue.failed.database,
+	// DB_CONNECTION).
+	FailedConnection string
 	// FailedDriver is queue.failed.driver; FailedDatabase the DSN database.Open takes for
 	// the failed-job table (secret: it holds the password), "" when it cannot be built;
 	// FailedTable the table.
@@ -133,6 +153,11 @@ type Config struct {
 	// records for it: when the application uses laravel/horizon, or LARAQ_HORIZON=on
 	// (see loadHorizon). Nil otherwise.
 	Horizon *Horizon
+
+	// Root is the application directory Load read config files and the framework from:
+	// App.Root, or the .env file's directory when it holds an application (artisan, or
+	// config/ beside composer.json; Origins["Root"] then says so). "" when none.
+	Root string
 
 	// Origins says where each setting came from, keyed by setting name (the Config field,
 	// or the variable it was read from); see Origin.
@@ -151,9 +176,11 @@ func (c *Config) Origin(setting string) Origin { return c.Origins[setting] }
 // major is the release's major version, the one most defaults depend on.
 func (c *Config) major() int { return c.Release.Major }
 
-// Load reads the configuration. Precedence, highest first: Sources.Flags, LARAQ_*
-// environment variables, the Laravel variable in the process environment, the .env
-// file, the application's config files, the version's skeleton defaults.
+// Load reads the configuration. Precedence, highest first: App.Flags, LARAQ_*
+// environment variables, then the application's configuration as PHP evaluates it (its
+// cached configuration, else config/*.php, whose env() calls read the process
+// environment, then the .env file), then the skeleton of its release. See the package
+// documentation.
 func Load(src App) (*Config, error) {
 	r := &resolver{flags: src.Flags, origins: map[string]Origin{}}
 	switch {
@@ -165,25 +192,51 @@ func Load(src App) (*Config, error) {
 	default:
 		r.lookup = os.LookupEnv
 	}
-	c := &Config{Origins: r.origins, root: src.Root, lookup: r.lookup}
+	c := &Config{Origins: r.origins, lookup: r.lookup}
 
-	var app appFiles
-	if src.Root != "" {
-		st, err := os.Stat(src.Root)
+	root := src.Root
+	if root != "" {
+		st, err := os.Stat(root)
 		if err != nil {
 			return nil, fmt.Errorf("config: Laravel root: %w", err)
 		}
 		if !st.IsDir() {
-			return nil, fmt.Errorf("config: Laravel root %s is not a directory", src.Root)
-		}
-		app = readApp(src.Root)
-		if app.configCached {
-			c.warn("%s exists: Laravel reads its cached configuration, not .env; laraq read .env, so re-run `php artisan config:cache` after editing it or pass the values as flags",
-				filepath.Join(src.Root, "bootstrap", "cache", "config.php"))
+			return nil, fmt.Errorf("config: Laravel root %s is not a directory", root)
 		}
 	}
 	if err := r.loadEnvFile(src); err != nil {
 		return nil, err
+	}
+	if root == "" && r.path != "" {
+		// The .env of a Laravel application sits in its root: read the rest of it too.
+		if dir := filepath.Dir(r.path); looksLikeAppRoot(dir) {
+			root = dir
+			r.origins["Root"] = Origin{Kind: EnvDir, Name: dir}
+		}
+	}
+	var app *appFiles
+	if root != "" {
+		app = readApp(root)
+		for _, f := range app.brokenFiles() {
+			c.warn("%s cannot be read (%v): laraq takes its keys from the skeleton instead, while PHP fails on it; fix it, or set what laraq needs with LARAQ_* variables",
+				filepath.Join(root, f.rel), f.err)
+		}
+		if app.cached != nil {
+			c.warn("%s exists: Laravel reads this cached configuration and ignores .env and config/*.php, and so does laraq; run `php artisan config:cache` again (or config:clear) after editing them",
+				filepath.Join(root, app.cached.rel))
+		}
+	}
+	c.Root, c.root = root, root
+	// database_path() is relative to the application root; with only a .env, to its
+	// directory, where Laravel's root is.
+	base := root
+	if base == "" && r.path != "" {
+		base = filepath.Dir(r.path)
+	}
+	if base != "" {
+		if abs, err := filepath.Abs(base); err == nil {
+			base = abs
+		}
 	}
 
 	if err := c.loadVersion(r, src, app); err != nil {
@@ -202,41 +255,68 @@ func Load(src App) (*Config, error) {
 			}
 		}
 	}
-	if style == PrefixAuto && c.major() >= 12 {
-		style = PrefixHyphen
+	l := &loader{r: r, c: c, base: base, layers: newLayers(app, c.Release, style)}
+	if err := l.loadApp(); err != nil {
+		return nil, err
 	}
-	if style == PrefixAuto {
-		style = PrefixUnderscore
+	if err := l.loadQueue(); err != nil {
+		return nil, err
 	}
-
-	c.loadApp(r, app)
+	l.loadCache()
 	// The skeleton's prefix is a fact about an application; with none named (no .env, no
 	// root, no APP_NAME) the keys are taken as they are, without a prefix.
-	known := src.Root != "" || r.path != "" || r.origins["AppName"].Kind != Default
-	c.loadPrefixes(r, app, style, known)
-	if err := c.loadTimezone(r, app); err != nil {
+	known := root != "" || r.path != "" || r.origins["AppName"].Kind != Default
+	if err := l.loadRedis(known); err != nil {
 		return nil, err
 	}
-	if err := c.loadQueue(r); err != nil {
-		return nil, err
-	}
-	if err := c.loadRedis(r); err != nil {
-		return nil, err
-	}
-	if err := c.loadFailed(r, app); err != nil {
+	if err := l.loadFailed(); err != nil {
 		return nil, err
 	}
 	if err := c.loadHorizon(r); err != nil {
 		return nil, err
 	}
+	c.loadEncryption(r)
 	return c, nil
 }
 
-func (c *Config) warn(format string, args ...any) {
-	c.Warnings = append(c.Warnings, fmt.Sprintf(format, args...))
+// newLayers sets up the configuration lookups for an application (nil: none) of release
+// rel. An explicit style replaces the prefix expressions of the skeleton laraq assumes.
+func newLayers(app *appFiles, rel laraq.Release, style PrefixStyle) *configLayers {
+	prefixEra := func(e era) era {
+		switch {
+		case style == PrefixHyphen:
+			return era121
+		case style == PrefixUnderscore && e == era121:
+			return era120
+		}
+		return e
+	}
+	l := &configLayers{app: app, skelEra: skeletonEra(rel)}
+	l.skeleton = skeletonFiles(l.skelEra, prefixEra(l.skelEra))
+	if app != nil && rel.Major >= 11 {
+		l.merge = true
+		l.baseEra = frameworkEra(rel)
+		l.base = skeletonFiles(l.baseEra, prefixEra(l.baseEra))
+	}
+	return l
 }
 
-func (c *Config) loadVersion(r *resolver, src App, app appFiles) error {
+func (c *Config) warn(format string, args ...any) {
+	w := fmt.Sprintf(format, args...)
+	if !slices.Contains(c.Warnings, w) {
+		c.Warnings = append(c.Warnings, w)
+	}
+}
+
+// loadVersion decides the release: App.Release, LARAQ_LARAVEL_VERSION, the installed
+// framework; else a guess from composer.json's requirement, the forms of the config files,
+// the .env keys, in that order.
+func (c *Config) loadVersion(r *resolver, src App, app *appFiles) error {
+	var skeleton laraq.Release
+	var skeletonFrom Origin
+	if app != nil {
+		skeleton, skeletonFrom = app.skeletonGuess()
+	}
 	switch {
 	case !src.Release.IsZero():
 		c.Release = src.Release
@@ -249,9 +329,12 @@ func (c *Config) loadVersion(r *resolver, src App, app appFiles) error {
 			}
 			c.Release = rel
 			r.origins["Release"] = origin
-		} else if !app.release.IsZero() {
-			c.Release = app.release
-			r.origins["Release"] = Origin{Kind: Framework, Name: app.releaseFile}
+		} else if app != nil && !app.release.IsZero() {
+			c.Release, r.origins["Release"] = app.release, app.releaseFrom
+		} else if app != nil && !app.constraint.IsZero() {
+			c.Release, r.origins["Release"] = app.constraint, app.constrainFrom
+		} else if !skeleton.IsZero() {
+			c.Release, r.origins["Release"] = skeleton, skeletonFrom
 		} else if v, keys := inferVersion(r.keys); v != 0 {
 			c.Release = laraq.Release{Major: v, Minor: 1 << 30, Guessed: true}
 			r.origins["Release"] = inferred(keys)
@@ -263,141 +346,6 @@ func (c *Config) loadVersion(r *resolver, src App, app appFiles) error {
 	if c.Release.Major < 5 || c.Release.Major > 99 {
 		return fmt.Errorf("config: Laravel %s is not supported (5.8 or later)", c.Release)
 	}
-	return nil
-}
-
-func (c *Config) loadApp(r *resolver, app appFiles) {
-	def := DefaultAppName
-	if app.redisPrefix != nil {
-		def = app.redisPrefix.defaultApp
-	}
-	c.AppName = r.str("AppName", "APP_NAME", def)
-
-	if v, origin := r.get("AppKey", "APP_KEY"); v.set && v.str != "" {
-		key := []byte(v.str)
-		if b64, ok := strings.CutPrefix(v.str, "base64:"); ok {
-			dec, err := base64.StdEncoding.DecodeString(b64)
-			if err != nil {
-				c.warn("APP_KEY (%s) starts with base64: but is not valid base64; encrypted jobs cannot be read", origin)
-				key = nil
-			} else {
-				key = dec
-			}
-		}
-		c.AppKey = key
-	}
-}
-
-func (c *Config) loadPrefixes(r *resolver, app appFiles, style PrefixStyle, known bool) {
-	sep, dbSuffix, cacheSuffix := "_", "_database_", "_cache_"
-	if style == PrefixHyphen {
-		sep, dbSuffix, cacheSuffix = "-", "-database-", "-cache-"
-	} else if c.major() <= 8 {
-		cacheSuffix = "_cache"
-	}
-
-	if v, _ := r.get("Prefix", "REDIS_PREFIX"); v.set {
-		c.Prefix = v.str
-	} else if app.redisPrefix != nil {
-		c.Prefix = app.redisPrefix.prefix(c.AppName)
-		r.origins["Prefix"] = Origin{Kind: ConfigFile, Name: "config/database.php"}
-	} else if known {
-		c.Prefix = php.Slug(c.AppName, sep) + dbSuffix
-		r.origins["Prefix"] = Origin{}
-	} else {
-		c.Prefix = ""
-		r.origins["Prefix"] = Origin{Kind: NoApplication}
-	}
-
-	if v, _ := r.get("CachePrefix", "CACHE_PREFIX"); v.set {
-		c.CachePrefix = v.str
-	} else if app.cachePrefix != nil {
-		c.CachePrefix = app.cachePrefix.prefix(c.AppName)
-		r.origins["CachePrefix"] = Origin{Kind: ConfigFile, Name: "config/cache.php"}
-	} else {
-		c.CachePrefix = php.Slug(c.AppName, sep) + cacheSuffix
-		r.origins["CachePrefix"] = Origin{}
-	}
-
-	storeVar, storeDefault, otherVar := "CACHE_DRIVER", "file", "CACHE_STORE"
-	if c.major() >= 11 {
-		storeVar, storeDefault, otherVar = "CACHE_STORE", "database", "CACHE_DRIVER"
-	}
-	c.CacheStore = r.str("CacheStore", storeVar, storeDefault)
-	if v, origin, ok := r.override(otherVar); ok {
-		c.CacheStore = v
-		r.origins["CacheStore"] = origin
-	}
-	// Only about a store the application chose: with nothing known of the application the
-	// skeleton default says nothing about it.
-	if c.CacheStore != "redis" && r.origins["CacheStore"].Kind != Default {
-		c.warn("the application's cache store is %q (%s), not redis: queue:restart, queue:pause and maxExceptions counters are kept there, so laraq and PHP workers will not see each other's signals; set %s=redis in the application",
-			c.CacheStore, r.origins["CacheStore"], storeVar)
-	}
-}
-
-func (c *Config) loadTimezone(r *resolver, app appFiles) error {
-	tz := DefaultTimezone
-	r.origins["Timezone"] = Origin{}
-	switch {
-	case app.timezone != nil && !app.timezone.fromEnv:
-		tz = app.timezone.value
-		r.origins["Timezone"] = Origin{Kind: ConfigFile, Name: "config/app.php"}
-		if v, origin, ok := r.override("APP_TIMEZONE"); ok {
-			tz = v
-			r.origins["Timezone"] = origin
-		}
-	case app.timezone != nil:
-		tz = r.str("Timezone", "APP_TIMEZONE", app.timezone.value)
-	case c.major() >= 11:
-		tz = r.str("Timezone", "APP_TIMEZONE", DefaultTimezone)
-	default:
-		// 8.x–10.x write 'timezone' => 'UTC' in config/app.php and never read APP_TIMEZONE.
-		if v, origin, ok := r.override("APP_TIMEZONE"); ok {
-			tz = v
-			r.origins["Timezone"] = origin
-		} else if v, origin := r.env("APP_TIMEZONE"); v.set && v.str != DefaultTimezone {
-			c.warn("APP_TIMEZONE is set (%s) but Laravel %d's skeleton config/app.php ignores it; using %s (set LARAQ_APP_TIMEZONE, or --laravel-root to read the app's config/app.php)",
-				origin, c.major(), DefaultTimezone)
-		}
-	}
-	if tz == "" {
-		tz = DefaultTimezone
-	}
-	loc, err := time.LoadLocation(tz)
-	if err != nil {
-		return fmt.Errorf("config: timezone %q (%s): %v", tz, r.origins["Timezone"], err)
-	}
-	c.Timezone, c.Location = tz, loc
-	return nil
-}
-
-func (c *Config) loadQueue(r *resolver) error {
-	def := "sync"
-	if c.major() >= 11 {
-		def = "database"
-	}
-	c.DefaultConnection = r.str("DefaultConnection", "QUEUE_CONNECTION", def)
-	c.Connection = DefaultConnection
-	r.origins["Connection"] = Origin{}
-	if v, origin, ok := r.override("CONNECTION"); ok {
-		c.Connection = v
-		r.origins["Connection"] = origin
-	}
-	if c.DefaultConnection != c.Connection && r.origins["DefaultConnection"].Kind != Default {
-		c.warn("QUEUE_CONNECTION is %q (%s): jobs PHP dispatches without ->onConnection(%q) do not go to Redis",
-			c.DefaultConnection, r.origins["DefaultConnection"], c.Connection)
-	}
-	c.Queue = r.str("Queue", "REDIS_QUEUE", DefaultQueue)
-	if c.Queue == "" {
-		c.Queue = DefaultQueue
-	}
-	// 11.x reads REDIS_QUEUE_RETRY_AFTER; earlier skeletons hard-code 90.
-	n, err := r.int("RetryAfter", "REDIS_QUEUE_RETRY_AFTER", DefaultRetryAfter, c.major() < 11)
-	if err != nil {
-		return err
-	}
-	c.RetryAfter = n
 	return nil
 }
 
@@ -460,10 +408,11 @@ func (c *Config) AlsoWatch() []laraq.CacheScheme {
 }
 
 // FailedOptions returns the database.Options matching the application's failed-job
-// provider (driver, table, timezone), for the store on FailedDatabase.
+// provider (driver, table, timezone; the release's table schema for CreateIfMissing), for the
+// store on FailedDatabase.
 func (c *Config) FailedOptions() database.Options {
-	o := database.Options{Table: c.FailedTable, Location: c.Location}
-	if c.FailedDriver == "database" {
+	o := database.Options{Table: c.FailedTable, Location: c.Location, Schema: database.SchemaFor(c.Release.Major, c.Release.Minor)}
+	if c.FailedDriver != "database-uuids" {
 		o.Driver = database.Database
 	}
 	return o
@@ -573,31 +522,6 @@ func (r *resolver) str(setting, name, def string) string {
 		return def
 	}
 	return v.str
-}
-
-// int is an integer setting; null, empty and unset give def. With laraqOnly the
-// application's own variable is not read (the skeleton of that version has none), only
-// the LARAQ_ override.
-func (r *resolver) int(setting, name string, def int, laraqOnly bool) (int, error) {
-	var v envValue
-	var origin Origin
-	if laraqOnly {
-		if o, orig, ok := r.override(name); ok {
-			v, origin = envValue{set: true, str: o}, orig
-			r.origins[setting] = orig
-		}
-	} else {
-		v, origin = r.get(setting, name)
-	}
-	if !v.set || v.null || strings.TrimSpace(v.str) == "" {
-		r.origins[setting] = Origin{}
-		return def, nil
-	}
-	n, err := strconv.Atoi(strings.TrimSpace(v.str))
-	if err != nil {
-		return 0, fmt.Errorf("config: %s (%s): want an integer, got %q", name, origin, v.str)
-	}
-	return n, nil
 }
 
 func truthy(s string) bool {

@@ -103,6 +103,7 @@ func (c *Config) Connect(ctx context.Context, opts ConnectOptions) (*laraq.Conne
 		conn.Failed = store
 		conn.Owned = append(conn.Owned, store)
 	}
+	c.connectBatches(ctx, conn, opts.Logger)
 	return conn, nil
 }
 
@@ -112,16 +113,23 @@ func isNull(s failed.Store) bool {
 }
 
 // QueueConnection returns the queue connection this configuration describes, without clients
-// or failed-job store: the connection name, prefix, default queue, retry_after, release,
-// cluster hash tags (13.5+ on a cluster) and cache store prefix and schemes.
+// or failed-job store: the connection name, prefix, default queue, retry_after, block_for,
+// release, cluster hash tags (13.5+ on a cluster) and cache store prefix and schemes.
 func (c *Config) QueueConnection() *laraq.Connection {
+	var blockFor *time.Duration
+	if c.BlockFor != nil {
+		d := time.Duration(*c.BlockFor) * time.Second
+		blockFor = &d
+	}
 	return &laraq.Connection{
+		BlockFor:   blockFor,
 		Name:       c.Connection,
 		Prefix:     c.Prefix,
 		Queue:      c.Queue,
 		RetryAfter: time.Duration(c.RetryAfter) * time.Second,
 		Release:    c.Release,
 		HashTags:   c.Redis.Cluster && c.Release.AtLeast(13, 5, 0),
+		Encrypter:  c.Encryption.Encrypter(),
 		Cache: laraq.CacheStore{
 			Prefix:    c.CachePrefix,
 			AlsoWatch: c.AlsoWatch(),

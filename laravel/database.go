@@ -1,96 +1,123 @@
 package laravel
 
 import (
+	"fmt"
 	"net"
 	"net/url"
 	"path/filepath"
 	"strings"
 )
 
-// loadFailed derives the failed-job store: queue.failed.driver (QUEUE_FAILED_DRIVER),
-// its table, and a DSN for failed.Open from the application's default database
-// connection (DB_CONNECTION with DB_HOST, DB_PORT, DB_DATABASE, DB_USERNAME, DB_PASSWORD,
-// or DB_URL / DATABASE_URL), as config/database.php builds it.
-func (c *Config) loadFailed(r *resolver, app appFiles) error {
-	def := DefaultFailedDriver
-	if c.major() < 8 {
-		def = "database"
-	}
-	c.FailedDriver = r.str("FailedDriver", "QUEUE_FAILED_DRIVER", def)
-	c.FailedTable = r.str("FailedTable", "QUEUE_FAILED_TABLE", DefaultFailedTable)
-	if c.FailedTable == "" {
+// loadFailed derives the failed-job store as QueueServiceProvider does from
+// queue.failed (driver, database, table), and a DSN for database.Open from the
+// connection it names in config/database.php (driver, url, host, port, database,
+// username, password; sqlite's path relative to the application root).
+func (l *loader) loadFailed() error {
+	c, r := l.c, l.r
+	driverSet := setting{name: "FailedDriver", file: "queue", path: []string{"failed", "driver"}, vars: []string{"QUEUE_FAILED_DRIVER"}}
+	driver := l.value(driverSet)
+	driverAbsent := driver.origin.Kind == ConfigFile && l.layers.get("queue", "failed", "driver").status == absent
+	c.FailedTable = l.str(setting{name: "FailedTable", file: "queue", path: []string{"failed", "table"}, vars: []string{"QUEUE_FAILED_TABLE"}}, "")
+	tableSet := c.FailedTable != ""
+	if !tableSet {
 		c.FailedTable = DefaultFailedTable
+	}
+	switch d := driver.str(); {
+	case !driverAbsent && (driver.v.kind == phpNull || d == "null"):
+		c.FailedDriver = "null"
+	case d == "database-uuids":
+		c.FailedDriver = d
+	case d == "file" || d == "dynamodb":
+		c.FailedDriver = d
+		c.warn("failed-job driver %q (%s) is not supported by laraq (database-uuids and database are); failed jobs cannot be shared with PHP", d, r.origins["FailedDriver"])
+		return nil
+	case !tableSet:
+		c.FailedDriver = "null" // no table: Laravel's NullFailedJobProvider
+	default:
+		if d != "database" && d != "" {
+			c.warn("failed-job driver %q (%s) is none Laravel knows: with a table it keeps failed jobs with the legacy \"database\" provider, and so does laraq", d, r.origins["FailedDriver"])
+		}
+		c.FailedDriver = "database"
 	}
 	if v, origin, ok := r.override("DATABASE"); ok {
 		c.FailedDatabase = v
 		r.origins["FailedDatabase"] = origin
 		return nil
 	}
-	switch c.FailedDriver {
-	case "null", "":
+	if c.FailedDriver == "null" {
 		c.FailedDatabase = "null"
 		r.origins["FailedDatabase"] = r.origins["FailedDriver"]
 		return nil
-	case "database", "database-uuids":
-	default:
-		c.warn("failed-job driver %q (%s) is not supported by laraq (database-uuids and database are); failed jobs cannot be shared with PHP", c.FailedDriver, r.origins["FailedDriver"])
-		return nil
 	}
 
-	urlVar := "DATABASE_URL"
-	if c.major() >= 11 {
-		urlVar = "DB_URL"
+	// DatabaseFailedJobProvider: queue.failed.database, null for the default connection.
+	name := l.str(setting{name: "FailedConnection", file: "queue", path: []string{"failed", "database"}, vars: []string{"DB_CONNECTION"}}, "")
+	r.origins["DBConnection"] = r.origins["FailedConnection"]
+	if name == "" {
+		name = l.str(setting{name: "DBConnection", file: "database", path: []string{"default"}, vars: []string{"DB_CONNECTION"}}, "")
+		r.origins["FailedConnection"] = r.origins["DBConnection"]
 	}
-	if v, origin := r.get("FailedDatabase", urlVar); v.set && !v.null && v.str != "" {
-		dsn, ok := dsnFromURL(v.str, app)
+	c.FailedConnection = name
+	// The failed database is as much named as the connection is.
+	r.origins["FailedDatabase"] = r.origins["FailedConnection"]
+	if lk := l.layers.get("database", "connections", name); lk.status == absent || lk.status == unknown || lk.node == nil || !lk.node.isArray {
+		where := lk.file
+		if lk.status == builtin {
+			where = fmt.Sprintf("the %s skeleton's %s", l.layers.skelEra, lk.file)
+		}
+		c.warn("database connection %q (%s) is not in %s: laraq cannot open the failed-job table; set LARAQ_DATABASE", name, r.origins["FailedConnection"], where)
+		return nil
+	}
+	get := func(origin, key string, vars ...string) value {
+		return l.value(setting{name: origin, file: "database", path: []string{"connections", name, key}, vars: vars})
+	}
+	dbDriver := l.str(setting{name: "DBDriver", file: "database", path: []string{"connections", name, "driver"}}, name)
+	if u := get("FailedDatabaseURL", "url", "DB_URL", "DATABASE_URL"); u.ok && u.v.kind != phpNull && u.str() != "" {
+		dsn, ok := dsnFromURL(u.str(), l.base)
 		if !ok {
-			c.warn("%s (%s) names a database laraq cannot open; set LARAQ_DATABASE", urlVar, origin)
+			c.warn("the database URL (%s) names a database laraq cannot open; set LARAQ_DATABASE", u.origin)
 			return nil
 		}
 		c.FailedDatabase = dsn
+		r.origins["FailedDatabase"] = u.origin
 		return nil
 	}
-
-	connDefault, dbDefault, userDefault := "mysql", "forge", "forge"
-	if c.major() >= 11 {
-		connDefault, dbDefault, userDefault = "sqlite", "laravel", "root"
-	}
-	conn := r.str("DBConnection", "DB_CONNECTION", connDefault)
-	// The failed database is as much named as DB_CONNECTION is.
-	r.origins["FailedDatabase"] = r.origins["DBConnection"]
-	switch conn {
+	switch dbDriver {
 	case "sqlite":
-		path := r.str("DBDatabase", "DB_DATABASE", "")
-		dir := app.databaseDir
+		db := get("DBDatabase", "database", "DB_DATABASE")
+		path := db.str()
 		switch {
 		case path == ":memory:":
 			c.warn("DB_DATABASE is :memory:; an in-memory SQLite database cannot be shared, set LARAQ_DATABASE")
 			return nil
-		case path == "" && dir == "":
-			if r.origins["DBConnection"].Kind != Default {
+		case path == "" && l.base == "":
+			if r.origins["FailedConnection"].Named() {
 				c.warn("DB_CONNECTION is sqlite with the default database/database.sqlite; pass --laravel-root (or LARAQ_DATABASE) so laraq finds it")
 			}
 			return nil
 		case path == "":
-			path = filepath.Join(dir, "database.sqlite")
-		case !filepath.IsAbs(path) && dir != "":
-			// `php artisan` runs in the application root; a relative DB_DATABASE is
-			// relative to it.
-			path = filepath.Join(filepath.Dir(dir), path)
+			path = filepath.Join(l.base, "database", "database.sqlite")
+		case !filepath.IsAbs(path) && l.base != "":
+			// `php artisan` runs in the application root; a relative path is relative to it.
+			path = filepath.Join(l.base, path)
 		}
 		c.FailedDatabase = "sqlite:" + path
 	case "mysql", "mariadb", "pgsql":
-		port := "3306"
-		scheme := "mysql"
-		if conn == "pgsql" {
+		port, scheme := "3306", "mysql"
+		if dbDriver == "pgsql" {
 			port, scheme = "5432", "postgres"
 		}
-		host := r.str("DBHost", "DB_HOST", "127.0.0.1")
-		port = r.str("DBPort", "DB_PORT", port)
-		name := r.str("DBDatabase", "DB_DATABASE", dbDefault)
-		user := r.str("DBUsername", "DB_USERNAME", userDefault)
-		pass := r.str("DBPassword", "DB_PASSWORD", "")
-		u := url.URL{Scheme: scheme, Host: net.JoinHostPort(host, port), Path: "/" + name}
+		host := get("DBHost", "host", "DB_HOST").str()
+		if host == "" {
+			host = "127.0.0.1"
+		}
+		if p := get("DBPort", "port", "DB_PORT"); p.ok && p.v.kind != phpNull && p.str() != "" {
+			port = p.str()
+		}
+		dbName := get("DBDatabase", "database", "DB_DATABASE").str()
+		user := get("DBUsername", "username", "DB_USERNAME").str()
+		pass := get("DBPassword", "password", "DB_PASSWORD").str()
+		u := url.URL{Scheme: scheme, Host: net.JoinHostPort(host, port), Path: "/" + dbName}
 		if pass != "" {
 			u.User = url.UserPassword(user, pass)
 		} else if user != "" {
@@ -98,13 +125,13 @@ func (c *Config) loadFailed(r *resolver, app appFiles) error {
 		}
 		c.FailedDatabase = u.String()
 	default:
-		c.warn("DB_CONNECTION %q (%s) is not supported for failed jobs (sqlite, mysql, mariadb and pgsql are); set LARAQ_DATABASE", conn, r.origins["DBConnection"])
+		c.warn("database connection %q (%s) has driver %q, which laraq does not support for failed jobs (sqlite, mysql, mariadb and pgsql are); set LARAQ_DATABASE", name, r.origins["FailedConnection"], dbDriver)
 	}
 	return nil
 }
 
 // dsnFromURL turns a Laravel database URL into one of failed.Open's DSN forms.
-func dsnFromURL(s string, app appFiles) (string, bool) {
+func dsnFromURL(s string, base string) (string, bool) {
 	u, err := url.Parse(s)
 	if err != nil {
 		return "", false
@@ -125,8 +152,8 @@ func dsnFromURL(s string, app appFiles) (string, bool) {
 		if path == "" {
 			return "", false
 		}
-		if !filepath.IsAbs(path) && app.databaseDir != "" {
-			path = filepath.Join(filepath.Dir(app.databaseDir), path)
+		if !filepath.IsAbs(path) && base != "" {
+			path = filepath.Join(base, path)
 		}
 		return "sqlite:" + path, true
 	}

@@ -93,7 +93,7 @@ func ParseHorizonConfig(src []byte, env func(name string) (string, bool)) (*Hori
 		env = func(string) (string, bool) { return "", false }
 	}
 	ev := &phpEval{imports: f.imports, env: env}
-	appName := phpValue{kind: vString, s: "laravel"}
+	appName := hzValue{kind: vString, s: "laravel"}
 	if raw, ok := env("APP_NAME"); ok {
 		appName = envToValue(phpEnv(raw))
 	}
@@ -102,7 +102,7 @@ func ParseHorizonConfig(src []byte, env func(name string) (string, bool)) (*Hori
 		h.Unevaluated = append(h.Unevaluated, HorizonUnevaluated{Key: "(file)", Expr: s,
 			Reason: "a statement before return was skipped"})
 	}
-	miss := func(key string, n *phpNode, reason string) {
+	miss := func(key string, n *hzNode, reason string) {
 		h.Unevaluated = append(h.Unevaluated, HorizonUnevaluated{Key: key, Expr: n.src, Reason: reason})
 	}
 	for _, e := range f.ret.entries {
@@ -128,7 +128,7 @@ func ParseHorizonConfig(src []byte, env func(name string) (string, bool)) (*Hori
 			}
 		case "trim":
 			h.Trim = rdb.HorizonTrim{}
-			ev.each(e.value, "trim", miss, func(key string, n *phpNode) {
+			ev.each(e.value, "trim", miss, func(key string, n *hzNode) {
 				v, err := ev.eval(n)
 				if err != nil {
 					miss("trim."+key, n, err.Error())
@@ -159,7 +159,7 @@ func ParseHorizonConfig(src []byte, env func(name string) (string, bool)) (*Hori
 			})
 		case "silenced":
 			h.Silenced = nil
-			ev.each(e.value, "silenced", miss, func(key string, n *phpNode) {
+			ev.each(e.value, "silenced", miss, func(key string, n *hzNode) {
 				v, err := ev.eval(n)
 				if err != nil {
 					miss("silenced."+key, n, err.Error())
@@ -169,7 +169,7 @@ func ParseHorizonConfig(src []byte, env func(name string) (string, bool)) (*Hori
 			})
 		case "environments":
 			h.Environments = nil
-			ev.each(e.value, "environments", miss, func(key string, _ *phpNode) {
+			ev.each(e.value, "environments", miss, func(key string, _ *hzNode) {
 				h.Environments = append(h.Environments, key)
 			})
 		}
@@ -179,7 +179,7 @@ func ParseHorizonConfig(src []byte, env func(name string) (string, bool)) (*Hori
 
 // each calls fn with the key (evaluated) and value node of each entry of an array
 // literal; anything else is reported.
-func (ev *phpEval) each(n *phpNode, what string, miss func(string, *phpNode, string), fn func(string, *phpNode)) {
+func (ev *phpEval) each(n *hzNode, what string, miss func(string, *hzNode, string), fn func(string, *hzNode)) {
 	if n.kind != nArray {
 		miss(what, n, "not an array literal")
 		return
@@ -223,9 +223,9 @@ func HorizonMasterName(hostname string) string {
 	return HorizonMasterBasename(hostname) + "-" + string(b)
 }
 
-// phpValue is an evaluated PHP value: null, bool, int, float, string, or an array
+// hzValue is an evaluated PHP value: null, bool, int, float, string, or an array
 // (kept only as a marker: config values laraq reads are scalars).
-type phpValue struct {
+type hzValue struct {
 	kind valueKind
 	s    string
 	i    int64
@@ -245,7 +245,7 @@ const (
 )
 
 // String is PHP's string conversion.
-func (v phpValue) String() string {
+func (v hzValue) String() string {
 	switch v.kind {
 	case vBool:
 		if v.b {
@@ -264,7 +264,7 @@ func (v phpValue) String() string {
 	return ""
 }
 
-func (v phpValue) truthy() bool {
+func (v hzValue) truthy() bool {
 	switch v.kind {
 	case vBool:
 		return v.b
@@ -281,31 +281,31 @@ func (v phpValue) truthy() bool {
 }
 
 // number converts for arithmetic: ints stay ints, numeric strings become numbers.
-func (v phpValue) number() (phpValue, bool) {
+func (v hzValue) number() (hzValue, bool) {
 	switch v.kind {
 	case vInt, vFloat:
 		return v, true
 	case vNull:
-		return phpValue{kind: vInt}, true
+		return hzValue{kind: vInt}, true
 	case vBool:
 		if v.b {
-			return phpValue{kind: vInt, i: 1}, true
+			return hzValue{kind: vInt, i: 1}, true
 		}
-		return phpValue{kind: vInt}, true
+		return hzValue{kind: vInt}, true
 	case vString:
 		s := strings.TrimSpace(v.s)
 		if i, err := strconv.ParseInt(s, 10, 64); err == nil {
-			return phpValue{kind: vInt, i: i}, true
+			return hzValue{kind: vInt, i: i}, true
 		}
 		if f, err := strconv.ParseFloat(s, 64); err == nil && !strings.ContainsAny(s, "xXpP_") {
-			return phpValue{kind: vFloat, f: f}, true
+			return hzValue{kind: vFloat, f: f}, true
 		}
 	}
-	return phpValue{}, false
+	return hzValue{}, false
 }
 
 // Int is a number of minutes: an int, a float with an integral value, or a numeric string.
-func (v phpValue) Int() (int, bool) {
+func (v hzValue) Int() (int, bool) {
 	n, ok := v.number()
 	if !ok || v.kind == vNull || v.kind == vBool {
 		return 0, false
@@ -322,7 +322,7 @@ func (v phpValue) Int() (int, bool) {
 	return int(n.i), true
 }
 
-func (v phpValue) describe() string {
+func (v hzValue) describe() string {
 	switch v.kind {
 	case vNull:
 		return "null"
@@ -336,14 +336,14 @@ func (v phpValue) describe() string {
 	return v.String()
 }
 
-func envToValue(e envValue) phpValue {
+func envToValue(e envValue) hzValue {
 	switch {
 	case e.null:
-		return phpValue{kind: vNull}
+		return hzValue{kind: vNull}
 	case e.bool:
-		return phpValue{kind: vBool, b: e.str == "1"}
+		return hzValue{kind: vBool, b: e.str == "1"}
 	}
-	return phpValue{kind: vString, s: e.str}
+	return hzValue{kind: vString, s: e.str}
 }
 
 type phpEval struct {
@@ -366,26 +366,26 @@ func (ev *phpEval) className(name string) string {
 	return name
 }
 
-func (ev *phpEval) eval(n *phpNode) (phpValue, error) {
+func (ev *phpEval) eval(n *hzNode) (hzValue, error) {
 	switch n.kind {
 	case nString:
-		return phpValue{kind: vString, s: n.str}, nil
+		return hzValue{kind: vString, s: n.str}, nil
 	case nNumber:
 		return parseNumber(n.str)
 	case nConst:
 		switch strings.ToLower(n.str) {
 		case "true", `\true`:
-			return phpValue{kind: vBool, b: true}, nil
+			return hzValue{kind: vBool, b: true}, nil
 		case "false", `\false`:
-			return phpValue{kind: vBool}, nil
+			return hzValue{kind: vBool}, nil
 		case "null", `\null`:
-			return phpValue{kind: vNull}, nil
+			return hzValue{kind: vNull}, nil
 		}
-		return phpValue{}, fmt.Errorf("the constant %s is not known", n.str)
+		return hzValue{}, fmt.Errorf("the constant %s is not known", n.str)
 	case nArray:
-		return phpValue{kind: vArray}, nil
+		return hzValue{kind: vArray}, nil
 	case nClassConst:
-		return phpValue{kind: vString, s: ev.className(n.str)}, nil
+		return hzValue{kind: vString, s: ev.className(n.str)}, nil
 	case nCall:
 		return ev.call(n)
 	case nStaticCall:
@@ -402,17 +402,17 @@ func (ev *phpEval) eval(n *phpNode) (phpValue, error) {
 			return x, err
 		}
 		if n.str == "!" {
-			return phpValue{kind: vBool, b: !x.truthy()}, nil
+			return hzValue{kind: vBool, b: !x.truthy()}, nil
 		}
 		num, ok := x.number()
 		if !ok {
-			return phpValue{}, fmt.Errorf("unary %s of %s", n.str, x.describe())
+			return hzValue{}, fmt.Errorf("unary %s of %s", n.str, x.describe())
 		}
 		if n.str == "-" {
 			if num.kind == vInt && num.i != math.MinInt64 {
 				num.i = -num.i
 			} else {
-				num = phpValue{kind: vFloat, f: -toFloat(num)}
+				num = hzValue{kind: vFloat, f: -toFloat(num)}
 			}
 		}
 		return num, nil
@@ -431,19 +431,19 @@ func (ev *phpEval) eval(n *phpNode) (phpValue, error) {
 		}
 		return ev.eval(n.args[2])
 	case nInterpolate:
-		return phpValue{}, fmt.Errorf("a string with interpolated variables")
+		return hzValue{}, fmt.Errorf("a string with interpolated variables")
 	case nVariable:
-		return phpValue{}, fmt.Errorf("the variable %s", n.str)
+		return hzValue{}, fmt.Errorf("the variable %s", n.str)
 	}
-	return phpValue{}, fmt.Errorf("not understood")
+	return hzValue{}, fmt.Errorf("not understood")
 }
 
-func (ev *phpEval) call(n *phpNode) (phpValue, error) {
+func (ev *phpEval) call(n *hzNode) (hzValue, error) {
 	if strings.ToLower(strings.TrimPrefix(n.str, `\`)) != "env" {
-		return phpValue{}, fmt.Errorf("the function %s() is not evaluated", n.str)
+		return hzValue{}, fmt.Errorf("the function %s() is not evaluated", n.str)
 	}
 	if len(n.args) < 1 || len(n.args) > 2 {
-		return phpValue{}, fmt.Errorf("env() with %d arguments", len(n.args))
+		return hzValue{}, fmt.Errorf("env() with %d arguments", len(n.args))
 	}
 	name, err := ev.eval(n.args[0])
 	if err != nil {
@@ -455,17 +455,17 @@ func (ev *phpEval) call(n *phpNode) (phpValue, error) {
 	if len(n.args) == 2 {
 		return ev.eval(n.args[1])
 	}
-	return phpValue{kind: vNull}, nil
+	return hzValue{kind: vNull}, nil
 }
 
-func (ev *phpEval) staticCall(n *phpNode) (phpValue, error) {
+func (ev *phpEval) staticCall(n *hzNode) (hzValue, error) {
 	class, method, _ := strings.Cut(n.str, "::")
 	fq := ev.className(class)
 	if (fq != `Illuminate\Support\Str` && fq != "Str") || !strings.EqualFold(method, "slug") {
-		return phpValue{}, fmt.Errorf("%s::%s() is not evaluated", fq, method)
+		return hzValue{}, fmt.Errorf("%s::%s() is not evaluated", fq, method)
 	}
 	if len(n.args) < 1 || len(n.args) > 3 {
-		return phpValue{}, fmt.Errorf("Str::slug() with %d arguments", len(n.args))
+		return hzValue{}, fmt.Errorf("Str::slug() with %d arguments", len(n.args))
 	}
 	title, err := ev.eval(n.args[0])
 	if err != nil {
@@ -481,16 +481,16 @@ func (ev *phpEval) staticCall(n *phpNode) (phpValue, error) {
 	}
 	if len(n.args) == 3 {
 		if l, err := ev.eval(n.args[2]); err != nil || l.String() != "en" {
-			return phpValue{}, fmt.Errorf("Str::slug() is evaluated for the language 'en' only")
+			return hzValue{}, fmt.Errorf("Str::slug() is evaluated for the language 'en' only")
 		}
 	}
 	if sep != "-" && sep != "_" {
-		return phpValue{}, fmt.Errorf("Str::slug() is evaluated with the separators '-' and '_' only, not %q", sep)
+		return hzValue{}, fmt.Errorf("Str::slug() is evaluated with the separators '-' and '_' only, not %q", sep)
 	}
-	return phpValue{kind: vString, s: php.Slug(title.String(), sep)}, nil
+	return hzValue{kind: vString, s: php.Slug(title.String(), sep)}, nil
 }
 
-func (ev *phpEval) binary(n *phpNode) (phpValue, error) {
+func (ev *phpEval) binary(n *hzNode) (hzValue, error) {
 	l, err := ev.eval(n.args[0])
 	if err != nil {
 		return l, err
@@ -506,68 +506,68 @@ func (ev *phpEval) binary(n *phpNode) (phpValue, error) {
 		return r, err
 	}
 	if n.str == "." {
-		return phpValue{kind: vString, s: l.String() + r.String()}, nil
+		return hzValue{kind: vString, s: l.String() + r.String()}, nil
 	}
 	a, aok := l.number()
 	b, bok := r.number()
 	if !aok || !bok {
-		return phpValue{}, fmt.Errorf("%s %s %s", l.describe(), n.str, r.describe())
+		return hzValue{}, fmt.Errorf("%s %s %s", l.describe(), n.str, r.describe())
 	}
 	if a.kind == vInt && b.kind == vInt {
 		switch n.str {
 		case "+":
 			if s := a.i + b.i; (s > a.i) == (b.i > 0) {
-				return phpValue{kind: vInt, i: s}, nil
+				return hzValue{kind: vInt, i: s}, nil
 			}
 		case "-":
 			if d := a.i - b.i; (d < a.i) == (b.i > 0) {
-				return phpValue{kind: vInt, i: d}, nil
+				return hzValue{kind: vInt, i: d}, nil
 			}
 		case "*":
 			if a.i == 0 || (a.i*b.i)/a.i == b.i && !(a.i == -1 && b.i == math.MinInt64) {
-				return phpValue{kind: vInt, i: a.i * b.i}, nil
+				return hzValue{kind: vInt, i: a.i * b.i}, nil
 			}
 		case "%":
 			if b.i == 0 {
-				return phpValue{}, fmt.Errorf("modulo by zero")
+				return hzValue{}, fmt.Errorf("modulo by zero")
 			}
-			return phpValue{kind: vInt, i: a.i % b.i}, nil
+			return hzValue{kind: vInt, i: a.i % b.i}, nil
 		case "/":
 			if b.i != 0 && a.i%b.i == 0 {
-				return phpValue{kind: vInt, i: a.i / b.i}, nil
+				return hzValue{kind: vInt, i: a.i / b.i}, nil
 			}
 		}
 	}
 	x, y := toFloat(a), toFloat(b)
 	switch n.str {
 	case "+":
-		return phpValue{kind: vFloat, f: x + y}, nil
+		return hzValue{kind: vFloat, f: x + y}, nil
 	case "-":
-		return phpValue{kind: vFloat, f: x - y}, nil
+		return hzValue{kind: vFloat, f: x - y}, nil
 	case "*":
-		return phpValue{kind: vFloat, f: x * y}, nil
+		return hzValue{kind: vFloat, f: x * y}, nil
 	case "/":
 		if y == 0 {
-			return phpValue{}, fmt.Errorf("division by zero")
+			return hzValue{}, fmt.Errorf("division by zero")
 		}
-		return phpValue{kind: vFloat, f: x / y}, nil
+		return hzValue{kind: vFloat, f: x / y}, nil
 	}
-	return phpValue{}, fmt.Errorf("the operator %s", n.str)
+	return hzValue{}, fmt.Errorf("the operator %s", n.str)
 }
 
-func toFloat(v phpValue) float64 {
+func toFloat(v hzValue) float64 {
 	if v.kind == vInt {
 		return float64(v.i)
 	}
 	return v.f
 }
 
-func cast(to string, x phpValue) (phpValue, error) {
+func cast(to string, x hzValue) (hzValue, error) {
 	switch to {
 	case "string":
-		return phpValue{kind: vString, s: x.String()}, nil
+		return hzValue{kind: vString, s: x.String()}, nil
 	case "bool":
-		return phpValue{kind: vBool, b: x.truthy()}, nil
+		return hzValue{kind: vBool, b: x.truthy()}, nil
 	case "int":
 		if x.kind == vString {
 			// (int) "60 minutes" is 60: the leading number counts.
@@ -577,31 +577,31 @@ func cast(to string, x phpValue) (phpValue, error) {
 				end++
 			}
 			i, _ := strconv.ParseInt(s[:end], 10, 64)
-			return phpValue{kind: vInt, i: i}, nil
+			return hzValue{kind: vInt, i: i}, nil
 		}
 		n, ok := x.number()
 		if !ok {
-			return phpValue{}, fmt.Errorf("(int) of %s", x.describe())
+			return hzValue{}, fmt.Errorf("(int) of %s", x.describe())
 		}
 		if n.kind == vFloat {
 			if math.IsNaN(n.f) || math.IsInf(n.f, 0) || math.Abs(n.f) >= 1<<63 {
-				return phpValue{kind: vInt}, nil
+				return hzValue{kind: vInt}, nil
 			}
-			return phpValue{kind: vInt, i: int64(n.f)}, nil
+			return hzValue{kind: vInt, i: int64(n.f)}, nil
 		}
 		return n, nil
 	case "float":
 		n, ok := x.number()
 		if !ok {
-			return phpValue{kind: vFloat}, nil
+			return hzValue{kind: vFloat}, nil
 		}
-		return phpValue{kind: vFloat, f: toFloat(n)}, nil
+		return hzValue{kind: vFloat, f: toFloat(n)}, nil
 	}
-	return phpValue{}, fmt.Errorf("the cast (%s)", to)
+	return hzValue{}, fmt.Errorf("the cast (%s)", to)
 }
 
 // parseNumber reads a PHP integer or float literal.
-func parseNumber(lit string) (phpValue, error) {
+func parseNumber(lit string) (hzValue, error) {
 	s := strings.ReplaceAll(lit, "_", "")
 	lower := strings.ToLower(s)
 	base := 10
@@ -618,18 +618,18 @@ func parseNumber(lit string) (phpValue, error) {
 	}
 	if !strings.ContainsAny(lower, ".e") || base != 10 {
 		if i, err := strconv.ParseInt(digits, base, 64); err == nil {
-			return phpValue{kind: vInt, i: i}, nil
+			return hzValue{kind: vInt, i: i}, nil
 		}
 		if u, err := strconv.ParseUint(digits, base, 64); err == nil {
-			return phpValue{kind: vFloat, f: float64(u)}, nil // beyond PHP_INT_MAX: a float
+			return hzValue{kind: vFloat, f: float64(u)}, nil // beyond PHP_INT_MAX: a float
 		}
 		if base != 10 {
-			return phpValue{}, fmt.Errorf("the number %s", lit)
+			return hzValue{}, fmt.Errorf("the number %s", lit)
 		}
 	}
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil && !strings.Contains(err.Error(), "range") {
-		return phpValue{}, fmt.Errorf("the number %s", lit)
+		return hzValue{}, fmt.Errorf("the number %s", lit)
 	}
-	return phpValue{kind: vFloat, f: f}, nil
+	return hzValue{kind: vFloat, f: f}, nil
 }

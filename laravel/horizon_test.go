@@ -137,10 +137,10 @@ func TestParseHorizonConfigMatchesPHP(t *testing.T) {
 				if len(got.Unevaluated) > 0 {
 					t.Errorf("unevaluated: %v", got.Unevaluated)
 				}
-				if want := phpString(php.Prefix); got.Prefix != want {
+				if want := hzPHPString(php.Prefix); got.Prefix != want {
 					t.Errorf("prefix %q, PHP %q", got.Prefix, want)
 				}
-				if want := phpString(php.Use); got.Use != want {
+				if want := hzPHPString(php.Use); got.Use != want {
 					t.Errorf("use %q, PHP %q", got.Use, want)
 				}
 				wantTrim := rdb.HorizonTrim{}
@@ -184,8 +184,8 @@ func TestParseHorizonConfigMatchesPHP(t *testing.T) {
 	}
 }
 
-// phpString is (string) of a JSON-decoded PHP scalar.
-func phpString(v any) string {
+// hzPHPString is (string) of a JSON-decoded PHP scalar.
+func hzPHPString(v any) string {
 	switch v := v.(type) {
 	case nil:
 		return ""

@@ -37,7 +37,7 @@ func TestPrefixNeedsApplication(t *testing.T) {
 			"flag LARAQ_REDIS_PREFIX", "shop_cache_illuminate:queue:restart"},
 		{"LARAQ_REDIS_PREFIX empty beats APP_NAME", App{LookupEnv: env("APP_NAME", "Shop", "LARAQ_REDIS_PREFIX", "")}, "",
 			"environment LARAQ_REDIS_PREFIX", "shop_cache_illuminate:queue:restart"},
-		{"Laravel root", App{Root: "testdata/app8"}, "acme_shop_database_", "config/database.php",
+		{"Laravel root", App{Root: "testdata/app8"}, "acme_shop_database_", "config/database.php:126",
 			"acme_shop_database_acme_shop_cache:illuminate:queue:restart"},
 	} {
 		c := mustLoad(t, tc.src)

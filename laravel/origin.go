@@ -14,7 +14,7 @@ type Origin struct {
 	// path, config/database.php, composer.lock), or for Inferred the .env keys the guess
 	// rests on, comma-separated.
 	Name string
-	// Line is the line of a .env file, 0 otherwise.
+	// Line is the line of a .env file or a config file, 0 otherwise.
 	Line int
 }
 
@@ -34,7 +34,9 @@ const (
 	DotEnv
 	// ConfigFile: one of the application's config/*.php files.
 	ConfigFile
-	// Framework: the installed framework (vendor/, composer.lock), for the release.
+	// Framework: the installed framework (vendor/, composer.lock) for the release, and
+	// the framework's own config files (vendor/laravel/framework/config, 11.x+) for what
+	// the application's config files leave out.
 	Framework
 	// Given: App.Release.
 	Given
@@ -43,11 +45,18 @@ const (
 	// NoApplication: no application was named (no .env, root or APP_NAME), so there is
 	// nothing to derive the setting from.
 	NoApplication
+	// AppFiles: guessed from the application's files (Name says which and why): the
+	// laravel/framework requirement of composer.json, or forms of config/*.php only one
+	// skeleton wrote, when the framework is not installed.
+	AppFiles
+	// EnvDir: the .env file's directory (Name), taken as the application root because it
+	// holds one (artisan, or config/ beside composer.json).
+	EnvDir
 )
 
 // Named reports whether something other than a default or a guess decided the setting.
 func (o Origin) Named() bool {
-	return o.Kind != Default && o.Kind != Inferred && o.Kind != NoApplication
+	return o.Kind != Default && o.Kind != Inferred && o.Kind != NoApplication && o.Kind != AppFiles
 }
 
 func (o Origin) String() string {
@@ -61,6 +70,9 @@ func (o Origin) String() string {
 	case DotEnv:
 		return fmt.Sprintf("%s:%d", o.Name, o.Line)
 	case ConfigFile, Framework:
+		if o.Line > 0 {
+			return fmt.Sprintf("%s:%d", o.Name, o.Line)
+		}
 		return o.Name
 	case Given:
 		return "App.Release"
@@ -68,6 +80,10 @@ func (o Origin) String() string {
 		return "inferred from .env keys " + o.Name
 	case NoApplication:
 		return "default (no application: no .env, Laravel root or APP_NAME)"
+	case AppFiles:
+		return "guessed from " + o.Name
+	case EnvDir:
+		return "the .env file's directory " + o.Name
 	}
 	return fmt.Sprintf("OriginKind(%d)", int(o.Kind))
 }

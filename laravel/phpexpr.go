@@ -101,7 +101,7 @@ func lexPHP(src string) ([]phpTok, error) {
 			i += n
 		case c >= '0' && c <= '9' || c == '.' && i+1 < len(src) && src[i+1] >= '0' && src[i+1] <= '9':
 			j := i
-			for j < len(src) && (isNameByte(src[j]) || src[j] == '.' ||
+			for j < len(src) && (hzIsNameByte(src[j]) || src[j] == '.' ||
 				(src[j] == '+' || src[j] == '-') && (src[j-1] == 'e' || src[j-1] == 'E') && !strings.HasPrefix(src[i:], "0x")) {
 				j++
 			}
@@ -109,14 +109,14 @@ func lexPHP(src string) ([]phpTok, error) {
 			i = j
 		case c == '$':
 			j := i + 1
-			for j < len(src) && isNameByte(src[j]) {
+			for j < len(src) && hzIsNameByte(src[j]) {
 				j++
 			}
 			toks = append(toks, phpTok{kind: tVariable, text: src[i:j], pos: i})
 			i = j
-		case isNameByte(c) || c == '\\':
+		case hzIsNameByte(c) || c == '\\':
 			j := i
-			for j < len(src) && (isNameByte(src[j]) || src[j] == '\\') {
+			for j < len(src) && (hzIsNameByte(src[j]) || src[j] == '\\') {
 				j++
 			}
 			toks = append(toks, phpTok{kind: tName, text: src[i:j], pos: i})
@@ -139,7 +139,7 @@ func lexPHP(src string) ([]phpTok, error) {
 	return append(toks, phpTok{kind: tEOF, pos: len(src)}), nil
 }
 
-func isNameByte(c byte) bool {
+func hzIsNameByte(c byte) bool {
 	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c >= 0x80
 }
 
@@ -170,7 +170,7 @@ func lexDouble(s string) (string, int, bool, bool) {
 		switch {
 		case c == '"':
 			return b.String(), i + 1, interp, true
-		case c == '$' && i+1 < len(s) && (isNameByte(s[i+1]) || s[i+1] == '{'):
+		case c == '$' && i+1 < len(s) && (hzIsNameByte(s[i+1]) || s[i+1] == '{'):
 			interp = true
 		case c == '{' && i+1 < len(s) && s[i+1] == '$':
 			interp = true
@@ -189,18 +189,18 @@ func lexDouble(s string) (string, int, bool, bool) {
 	return "", 0, false, false
 }
 
-// phpNode is one parsed expression.
-type phpNode struct {
+// hzNode is one parsed expression.
+type hzNode struct {
 	kind    phpNodeKind
 	str     string // string value, name, operator, cast type
-	args    []*phpNode
-	entries []phpEntry
+	args    []*hzNode
+	entries []hzEntry
 	src     string // the expression's source text
 }
 
-type phpEntry struct {
-	key   *phpNode // nil: the next integer key
-	value *phpNode
+type hzEntry struct {
+	key   *hzNode // nil: the next integer key
+	value *hzNode
 }
 
 type phpNodeKind uint8
@@ -318,13 +318,13 @@ func (p *phpParser) skipTo(stops ...string) {
 
 // expr parses an expression; on a syntax it does not know it skips to the end of the
 // expression (the next ",", "]", ")" or ";" at its level) and returns an nUnknown node.
-func (p *phpParser) expr() *phpNode {
+func (p *phpParser) expr() *hzNode {
 	start := p.i
 	n, err := p.ternary()
 	if err != nil || !(p.is(tOp, ",") || p.is(tOp, "]") || p.is(tOp, ")") || p.is(tOp, ";") || p.is(tOp, "=>") || p.is(tEOF, "")) {
 		p.i = start
 		p.skipTo(",", "]", ")", ";")
-		return &phpNode{kind: nUnknown, src: p.text(start, p.i)}
+		return &hzNode{kind: nUnknown, src: p.text(start, p.i)}
 	}
 	n.src = p.text(start, p.i)
 	return n
@@ -346,7 +346,7 @@ func (p *phpParser) enter() error {
 	return nil
 }
 
-func (p *phpParser) ternary() (*phpNode, error) {
+func (p *phpParser) ternary() (*hzNode, error) {
 	if err := p.enter(); err != nil {
 		return nil, err
 	}
@@ -362,7 +362,7 @@ func (p *phpParser) ternary() (*phpNode, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &phpNode{kind: nTernary, args: []*phpNode{cond, nil, els}}, nil
+		return &hzNode{kind: nTernary, args: []*hzNode{cond, nil, els}}, nil
 	case p.is(tOp, "?"):
 		p.next()
 		then, err := p.ternary()
@@ -376,12 +376,12 @@ func (p *phpParser) ternary() (*phpNode, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &phpNode{kind: nTernary, args: []*phpNode{cond, then, els}}, nil
+		return &hzNode{kind: nTernary, args: []*hzNode{cond, then, els}}, nil
 	}
 	return cond, nil
 }
 
-func (p *phpParser) coalesce() (*phpNode, error) {
+func (p *phpParser) coalesce() (*hzNode, error) {
 	l, err := p.binary(0)
 	if err != nil || !p.is(tOp, "??") {
 		return l, err
@@ -395,14 +395,14 @@ func (p *phpParser) coalesce() (*phpNode, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &phpNode{kind: nBinary, str: "??", args: []*phpNode{l, r}}, nil
+	return &hzNode{kind: nBinary, str: "??", args: []*hzNode{l, r}}, nil
 }
 
 // phpLevels are the left-associative binary operators from loosest to tightest (PHP 8:
 // "." binds looser than + and -).
 var phpLevels = [][]string{{"."}, {"+", "-"}, {"*", "/", "%"}}
 
-func (p *phpParser) binary(level int) (*phpNode, error) {
+func (p *phpParser) binary(level int) (*hzNode, error) {
 	if level == len(phpLevels) {
 		return p.unary()
 	}
@@ -425,14 +425,14 @@ func (p *phpParser) binary(level int) (*phpNode, error) {
 		if err != nil {
 			return nil, err
 		}
-		l = &phpNode{kind: nBinary, str: op, args: []*phpNode{l, r}}
+		l = &hzNode{kind: nBinary, str: op, args: []*hzNode{l, r}}
 	}
 }
 
 var phpCasts = map[string]string{"int": "int", "integer": "int", "string": "string", "bool": "bool",
 	"boolean": "bool", "float": "float", "double": "float"}
 
-func (p *phpParser) unary() (*phpNode, error) {
+func (p *phpParser) unary() (*hzNode, error) {
 	if err := p.enter(); err != nil {
 		return nil, err
 	}
@@ -444,7 +444,7 @@ func (p *phpParser) unary() (*phpNode, error) {
 			if err != nil {
 				return nil, err
 			}
-			return &phpNode{kind: nCast, str: cast, args: []*phpNode{x}}, nil
+			return &hzNode{kind: nCast, str: cast, args: []*hzNode{x}}, nil
 		}
 	}
 	if p.is(tOp, "-") || p.is(tOp, "+") || p.is(tOp, "!") {
@@ -453,26 +453,26 @@ func (p *phpParser) unary() (*phpNode, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &phpNode{kind: nUnary, str: op, args: []*phpNode{x}}, nil
+		return &hzNode{kind: nUnary, str: op, args: []*hzNode{x}}, nil
 	}
 	return p.primary()
 }
 
-func (p *phpParser) primary() (*phpNode, error) {
+func (p *phpParser) primary() (*hzNode, error) {
 	t := p.peek()
 	switch {
 	case t.kind == tString:
 		p.next()
 		if t.raw {
-			return &phpNode{kind: nInterpolate}, nil
+			return &hzNode{kind: nInterpolate}, nil
 		}
-		return &phpNode{kind: nString, str: t.text}, nil
+		return &hzNode{kind: nString, str: t.text}, nil
 	case t.kind == tNumber:
 		p.next()
-		return &phpNode{kind: nNumber, str: t.text}, nil
+		return &hzNode{kind: nNumber, str: t.text}, nil
 	case t.kind == tVariable:
 		p.next()
-		return &phpNode{kind: nVariable, str: t.text}, nil
+		return &hzNode{kind: nVariable, str: t.text}, nil
 	case t.kind == tOp && t.text == "[":
 		p.next()
 		return p.array("]")
@@ -496,7 +496,7 @@ func (p *phpParser) primary() (*phpNode, error) {
 				return nil, p.errorf("expected a name after ::")
 			}
 			if strings.EqualFold(member.text, "class") {
-				return &phpNode{kind: nClassConst, str: name}, nil
+				return &hzNode{kind: nClassConst, str: name}, nil
 			}
 			if p.is(tOp, "(") {
 				p.next()
@@ -504,9 +504,9 @@ func (p *phpParser) primary() (*phpNode, error) {
 				if err != nil {
 					return nil, err
 				}
-				return &phpNode{kind: nStaticCall, str: name + "::" + member.text, args: args}, nil
+				return &hzNode{kind: nStaticCall, str: name + "::" + member.text, args: args}, nil
 			}
-			return &phpNode{kind: nConst, str: name + "::" + member.text}, nil
+			return &hzNode{kind: nConst, str: name + "::" + member.text}, nil
 		}
 		if p.is(tOp, "(") {
 			p.next()
@@ -514,15 +514,15 @@ func (p *phpParser) primary() (*phpNode, error) {
 			if err != nil {
 				return nil, err
 			}
-			return &phpNode{kind: nCall, str: name, args: args}, nil
+			return &hzNode{kind: nCall, str: name, args: args}, nil
 		}
-		return &phpNode{kind: nConst, str: name}, nil
+		return &hzNode{kind: nConst, str: name}, nil
 	}
 	return nil, p.errorf("unexpected %s", p.describe())
 }
 
-func (p *phpParser) args() ([]*phpNode, error) {
-	var args []*phpNode
+func (p *phpParser) args() ([]*hzNode, error) {
+	var args []*hzNode
 	for !p.is(tOp, ")") {
 		if p.is(tName, "") && p.at(1).kind == tOp && p.at(1).text == ":" {
 			return nil, p.errorf("named arguments are not supported")
@@ -542,12 +542,12 @@ func (p *phpParser) args() ([]*phpNode, error) {
 
 // array parses entries up to the closing token. A value the reader does not understand
 // becomes an nUnknown entry; the other entries are still read.
-func (p *phpParser) array(closing string) (*phpNode, error) {
+func (p *phpParser) array(closing string) (*hzNode, error) {
 	if err := p.enter(); err != nil {
 		return nil, err
 	}
 	defer func() { p.depth-- }()
-	n := &phpNode{kind: nArray}
+	n := &hzNode{kind: nArray}
 	for !p.is(tOp, closing) {
 		if p.is(tEOF, "") {
 			return nil, p.errorf("unterminated array")
@@ -556,16 +556,16 @@ func (p *phpParser) array(closing string) (*phpNode, error) {
 			return nil, p.errorf("array unpacking is not supported")
 		}
 		first := p.expr()
-		e := phpEntry{value: first}
+		e := hzEntry{value: first}
 		if p.is(tOp, "=>") {
 			p.next()
 			start := p.i
-			e = phpEntry{key: first, value: p.expr()}
+			e = hzEntry{key: first, value: p.expr()}
 			if !p.is(tOp, ",") && !p.is(tOp, closing) {
 				// e.g. the "=>" of an arrow function: the value is not understood.
 				p.i = start
 				p.skipTo(",", closing)
-				e.value = &phpNode{kind: nUnknown, src: p.text(start, p.i)}
+				e.value = &hzNode{kind: nUnknown, src: p.text(start, p.i)}
 			}
 		}
 		n.entries = append(n.entries, e)
@@ -580,7 +580,7 @@ func (p *phpParser) array(closing string) (*phpNode, error) {
 // phpFile is what the reader takes from a configuration file.
 type phpFile struct {
 	imports map[string]string // lower-cased alias → fully qualified class name
-	ret     *phpNode          // the returned expression
+	ret     *hzNode          // the returned expression
 	skipped []string          // statements before return that were not understood
 }
 

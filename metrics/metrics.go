@@ -17,8 +17,10 @@ const (
 	DefaultNamespace     = "laraq"
 	DefaultScrapeTimeout = 2 * time.Second
 	DefaultHealthMaxAge  = time.Minute
-	// DefaultHealthProbeTimeout is Config.HealthProbeTimeout's default.
-	DefaultHealthProbeTimeout = 800 * time.Millisecond
+	// DefaultHealthProbeTimeout is Config.HealthProbeTimeout's default: well inside the
+	// timeouts probes give up after (Kubernetes' default is 1 s), so that a stall is
+	// answered with a 503 rather than with no answer.
+	DefaultHealthProbeTimeout = 400 * time.Millisecond
 )
 
 // DefaultBuckets are the handler duration buckets in seconds: 5ms to 10 minutes.

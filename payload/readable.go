@@ -22,7 +22,17 @@ const jsonSpace = " \t\r\n"
 // {"@binary": "…"} for strings that are not UTF-8). A bare serialized value, or a JSON
 // string holding one, is accepted too. notes are remarks worth a line on a terminal (an
 // encrypted command shown as stored).
-func Readable(data []byte) (doc []byte, notes []string, err error) {
+//
+// An encrypted data.command (ShouldBeEncrypted) is shown as stored, with a note, unless
+// WithDecrypter gives the application's Encrypter: then it is decrypted and shown
+// readably, and a command that does not decrypt is an error.
+func Readable(data []byte, opts ...ReadableOption) (doc []byte, notes []string, err error) {
+	var ro readableOptions
+	for _, o := range opts {
+		if o != nil {
+			o(&ro)
+		}
+	}
 	lead := len(data) - len(bytes.TrimLeft(data, jsonSpace))
 	body := bytes.TrimRight(data[lead:], jsonSpace)
 	if len(body) == 0 {
@@ -31,7 +41,7 @@ func Readable(data []byte) (doc []byte, notes []string, err error) {
 	var compact []byte
 	switch body[0] {
 	case '{':
-		w := envelopeWalker{dec: json.NewDecoder(bytes.NewReader(body)), base: lead, size: len(body), command: isObjectJob(body)}
+		w := envelopeWalker{dec: json.NewDecoder(bytes.NewReader(body)), base: lead, size: len(body), command: isObjectJob(body), decrypter: ro.decrypter}
 		w.dec.UseNumber()
 		if err := w.walk(); err != nil {
 			return nil, nil, err
@@ -42,7 +52,7 @@ func Readable(data []byte) (doc []byte, notes []string, err error) {
 		if err := json.Unmarshal(body, &s); err != nil {
 			return nil, nil, fmt.Errorf("payload: %v", err)
 		}
-		r, err := readableCommand(s, "")
+		r, err := ro.readableCommand(s, "")
 		if err == errEncrypted {
 			return nil, nil, errors.New("the value is encrypted (ShouldBeEncrypted); decrypting it needs the APP_KEY")
 		}
@@ -148,6 +158,8 @@ type envelopeWalker struct {
 	size    int  // length of the JSON text
 	command bool // data.command is a serialized command to show
 	notes   []string
+	// decrypter, when set, decrypts an encrypted data.command.
+	decrypter Decrypter
 }
 
 func (w *envelopeWalker) walk() error {
@@ -207,10 +219,13 @@ func (w *envelopeWalker) value(tok json.Token, path []string) error {
 				}
 				sub := append(path[:len(path):len(path)], key)
 				if s, isStr := vt.(string); isStr && w.command && len(sub) == 2 && sub[0] == "data" && sub[1] == "command" {
-					r, err := readableCommand(s, "data.command")
+					r, err := readableOptions{decrypter: w.decrypter}.readableCommand(s, "data.command")
+					if err == nil && w.decrypter != nil && isEncryptedCommand(s) && encrypted(s) {
+						w.notes = append(w.notes, "data.command is encrypted (ShouldBeEncrypted) and shown decrypted")
+					}
 					if err == errEncrypted {
 						// Show the envelope anyway, with the command as stored.
-						w.notes = append(w.notes, "data.command is encrypted (ShouldBeEncrypted) and shown as stored; decrypting it needs the APP_KEY")
+						w.notes = append(w.notes, "data.command is encrypted (ShouldBeEncrypted) and shown as stored; decrypting it needs the APP_KEY (--app-key or --env-file)")
 						w.out = appendReadableJSONString(w.out, s)
 						continue
 					}

@@ -406,6 +406,21 @@ func genericDefault(n jsonNode) (*Value, error) {
 	return NewArray(ents...), nil
 }
 
+// Identical is PHP's === between two values that hold no objects or references, such
+// as a property's value and its declared default (what SerializesModels compares from
+// Laravel 9.4 on): same type and value; floats compare as numbers (0.0 === -0.0,
+// NAN !== NAN); arrays have the same keys in the same order with identical values.
+// Objects and references are never identical here. A nil Value is PHP null.
+func Identical(a, b *Value) bool {
+	if a == nil {
+		a = Null()
+	}
+	if b == nil {
+		b = Null()
+	}
+	return identical(a, b)
+}
+
 // identical is PHP's === between a value Marshal wrote and a declared default (which
 // holds no objects or references): same type and value; floats compare as numbers
 // (0.0 === -0.0, NAN !== NAN); arrays have the same keys in the same order with

@@ -9,7 +9,8 @@ const ModelIdentifierClass = `Illuminate\Contracts\Database\ModelIdentifier`
 //
 // The property set grew over Laravel versions (5.6 added relations, 9.26 added
 // collectionClass); absent properties stay zero. Marshal leaves collectionClass out
-// when it is nil, which every version reads as null.
+// when it is nil, which every version reads as null; laraq's Dispatcher writes it as
+// the connection's release does (null from 9.26 on).
 type ModelIdentifier struct {
 	Class           string   `php:"class"`     // the model class, e.g. App\Models\User
 	ID              any      `php:"id"`        // int64 or string key, or []any of keys for a collection

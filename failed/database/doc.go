@@ -11,7 +11,9 @@
 // through Options.Driver. Open takes a DSN for SQLite (pure Go), MySQL/MariaDB or
 // PostgreSQL and links all three drivers; New takes a *sql.DB of the caller's. On every
 // database the application's migration owns the table; Options.CreateTable lets laraq
-// create a missing one with the schema of Laravel's queue:failed-table migration.
+// create a missing one with the schema of Laravel's queue:failed-table migration, that of
+// the application's release (Options.Schema, SchemaFor: 13.9 made connection and queue
+// string columns and indexed them with failed_at).
 //
 // Two cases differ from PHP on purpose, because PHP loses the record in both: a payload
 // without a uuid (Laravel 5.x/7.x producers) is recorded under a freshly generated uuid,

@@ -426,27 +426,6 @@ func TestLegacyDriverInterop(t *testing.T) {
 	})
 }
 
-// A table Go creates has the schema of Laravel's migration on the same server.
-func TestSchemaMatchesLaravelMigration(t *testing.T) {
-	for _, drv := range []Driver{DatabaseUUIDs, Database} {
-		t.Run(drv.String(), func(t *testing.T) {
-			forEachBackend(t, func(t *testing.T, b backend) {
-				ctx := ctxT(t)
-				other := newBackend(t, b.name)
-				php := newPHP(t, other, map[string]string{"LARAQ_FAILED_DRIVER": drv.String()})
-				php.run(t, nil, "migrate")
-				goStore := mustOpen(t, b.dsn, Options{Driver: drv, CreateTable: CreateIfMissing})
-				phpStore := mustOpen(t, other.dsn, Options{Driver: drv, CreateTable: CreateNever})
-				goSchema := describeTable(t, ctx, goStore.(*sqlStore))
-				phpSchema := describeTable(t, ctx, phpStore.(*sqlStore))
-				if !slices.Equal(goSchema, phpSchema) || len(goSchema) < 7 {
-					t.Fatalf("schema differs:\n  Go:      %q\n  Laravel: %q", goSchema, phpSchema)
-				}
-			})
-		})
-	}
-}
-
 func emptyObjectsAsArrays(v any) any {
 	switch x := v.(type) {
 	case map[string]any:

@@ -92,7 +92,7 @@ func (s *sqlStore) prepareTable(ctx context.Context) error {
 			"Options.CreateTable = CreateIfMissing, `laraq work --create-failed-table`)",
 			ErrNoTable, s.opts.Table, s.dialect, probeErr)
 	}
-	for _, stmt := range createTableSQL(s.dialect, s.opts.Driver, s.opts.Table) {
+	for _, stmt := range createTableSQL(s.dialect, s.opts.Driver, s.opts.Schema, s.opts.Table) {
 		if err := s.exec(ctx, stmt); err != nil {
 			// Another process may have created the table meanwhile.
 			if s.exec(ctx, probe) == nil {

@@ -74,6 +74,9 @@ type Options struct {
 	Now func() time.Time
 	// CreateTable says whether a missing table is created. Default CreateNever.
 	CreateTable TableCreation
+	// Schema is the table CreateIfMissing creates: that of the application's Laravel
+	// release (SchemaFor). Default SchemaText, the 8.0–13.8 stub.
+	Schema Schema
 	// Logger receives warnings about rows that PHP would have failed to write (a payload
 	// without uuid, a uuid already in the table). Default slog.Default().
 	Logger *slog.Logger
@@ -102,6 +105,9 @@ func (o Options) check() (Options, error) {
 	}
 	if o.CreateTable < CreateNever || o.CreateTable > CreateIfMissing {
 		return o, fmt.Errorf("failed: unknown CreateTable value %d", int(o.CreateTable))
+	}
+	if o.Schema < SchemaText || o.Schema > SchemaIndexed {
+		return o, fmt.Errorf("failed: unknown Schema value %d", int(o.Schema))
 	}
 	return o, nil
 }

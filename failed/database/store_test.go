@@ -433,9 +433,12 @@ func describeTable(t *testing.T, ctx context.Context, s *sqlStore) []string {
 			`select concat_ws('|', conname, contype, pg_get_constraintdef(oid)) from pg_constraint where conrelid = 'failed_jobs'::regclass order by conname`,
 		}
 	default:
+		// What SQLite knows of the table, not the text of the statements: Laravel's SQLite
+		// grammar orders the column modifiers differently from 10.x on.
 		queries = []string{
-			`select coalesce(sql, '') from sqlite_master where tbl_name = 'failed_jobs' order by name`,
 			`select name || '|' || type || '|' || "notnull" || '|' || coalesce(dflt_value, 'NULL') || '|' || pk from pragma_table_info('failed_jobs')`,
+			`select il.name || '|' || il."unique" || '|' || (select group_concat(name, ',') from (select name from pragma_index_info(il.name) order by seqno))
+			   from pragma_index_list('failed_jobs') il order by il.name`,
 		}
 	}
 	var out []string

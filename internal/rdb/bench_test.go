@@ -151,6 +151,26 @@ func BenchmarkPopMany10(b *testing.B) {
 	}
 }
 
+// BenchmarkPopTicket and BenchmarkPopTicketMany10 are what a worker pays for pops that are
+// safe to repeat: the same pops as BenchmarkPop and BenchmarkPopMany10, each keeping its
+// reply under the ticket key.
+func BenchmarkPopTicket(b *testing.B)       { benchPopTicket(b, 1) }
+func BenchmarkPopTicketMany10(b *testing.B) { benchPopTicket(b, 10) }
+
+func benchPopTicket(b *testing.B, n int) {
+	r, q := benchEnv(b)
+	ctx := context.Background()
+	seedReady(b, r, q, n*b.N)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t := Ticket{Owner: "bench", Seq: int64(i + 1), Keep: time.Minute}
+		if jobs, err := r.PopTicket(ctx, q, now, n, t); err != nil || len(jobs) != n {
+			b.Fatal(err)
+		}
+	}
+}
+
 func BenchmarkRelease(b *testing.B) {
 	r, q := benchEnv(b)
 	ctx := context.Background()

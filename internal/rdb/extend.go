@@ -7,11 +7,15 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Extend moves the expiry of a reservation this worker holds to until (Unix seconds), so
-// that no worker, PHP or Go, migrates the job back while this one still works on it.
-// reserved must be the exact bytes Pop returned. held is false when the reservation was
-// gone (expired and migrated back, or acknowledged); nothing is added then.
-func (r *RDB) Extend(ctx context.Context, queue string, reserved []byte, until int64) (held bool, err error) {
+// ExtendReservation moves the reservation of a running job forward to until (Unix
+// seconds), as long as it is still reserved: the score of the exact reserved bytes in
+// queues:NAME:reserved, never lowered, never re-added once gone (extend.lua). PHP's
+// migrateExpiredJobs and laraq's migration only move members whose score has passed, so
+// a job whose reservation keeps being extended is run by no other worker.
+//
+// held is false when the reservation is gone: the job was acknowledged or released, or
+// it expired and was migrated back (another worker may run it now).
+func (r *RDB) ExtendReservation(ctx context.Context, queue string, reserved []byte, until int64) (held bool, err error) {
 	k := r.keysOf(queue)
 	n, err := extendScript.Run(ctx, r.client, []string{k.Reserved}, reserved, until).Int64()
 	if err != nil {

@@ -119,6 +119,28 @@ func TestPopTicket(t *testing.T) {
 	}})
 }
 
+// stallable starts a redis-server the test may stall and returns it, a client for
+// checking, and an RDB on a client with short timeouts and go-redis' own retries, as in
+// production, whose pool holds idle connections so that go-redis re-sends a timed-out
+// call at once.
+func stallable(t *testing.T, prefix string) (*testenv.Redis, *redis.Client, *RDB) {
+	t.Helper()
+	ctx := context.Background()
+	srv := testenv.PrivateRedis(t)
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr, ReadTimeout: 200 * time.Millisecond, MaxRetries: 3,
+		MinRetryBackoff: 10 * time.Millisecond, MaxRetryBackoff: 20 * time.Millisecond})
+	t.Cleanup(func() { c.Close() })
+	r, err := New(c, Options{Prefix: prefix})
+	mustNoErr(t, err)
+	mustNoErr(t, r.LoadScripts(ctx))
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() { c.Do(ctx, "blpop", prefix+"nothing", "0.05") })
+	}
+	wg.Wait()
+	return srv, srv.Client(t, 0), r
+}
+
 // TestPopTicketRecoversALostReply reproduces a Redis stall while a pop is in flight:
 // the client times out, re-sends the pop on a new connection, and both copies run when
 // Redis resumes. PopMany leaves jobs reserved that no reply handed to anyone; PopTicket,
@@ -127,29 +149,11 @@ func TestPopTicketRecoversALostReply(t *testing.T) {
 	for _, ticketed := range []bool{false, true} {
 		t.Run(fmt.Sprintf("ticket=%v", ticketed), func(t *testing.T) {
 			ctx := context.Background()
-			srv := testenv.PrivateRedis(t)
-			admin := srv.Client(t, 0)
-			// Short timeouts and go-redis' own retries, as in production.
-			c := redis.NewClient(&redis.Options{Addr: srv.Addr, ReadTimeout: 200 * time.Millisecond, MaxRetries: 3,
-				MinRetryBackoff: 10 * time.Millisecond, MaxRetryBackoff: 20 * time.Millisecond})
-			t.Cleanup(func() { c.Close() })
 			prefix := testenv.Prefix(t)
-			r, err := New(c, Options{Prefix: prefix})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := r.LoadScripts(ctx); err != nil {
-				t.Fatal(err)
-			}
+			srv, admin, r := stallable(t, prefix)
 			for i := range 10 {
 				mustNoErr(t, r.Push(ctx, "default", []byte(fmt.Sprintf(`{"id":"%d","attempts":0}`, i))))
 			}
-			// Idle pooled connections let go-redis re-send the timed-out pop at once.
-			var wg sync.WaitGroup
-			for range 4 {
-				wg.Go(func() { c.Do(ctx, "blpop", prefix+"nothing", "0.05") })
-			}
-			wg.Wait()
 			srv.Stall(t, 1500*time.Millisecond)
 			pop := func() ([]PoppedJob, error) {
 				if ticketed {
@@ -157,7 +161,7 @@ func TestPopTicketRecoversALostReply(t *testing.T) {
 				}
 				return r.PopMany(ctx, "default", until, 2)
 			}
-			_, err = pop()
+			_, err := pop()
 			var ne net.Error
 			if !errors.As(err, &ne) || !ne.Timeout() {
 				t.Fatalf("pop during the stall: %v, want a timeout", err)
@@ -209,19 +213,7 @@ func TestPushOnce(t *testing.T) {
 // job ready once however many copies ran.
 func TestPushOnceThroughAStall(t *testing.T) {
 	ctx := context.Background()
-	srv := testenv.PrivateRedis(t)
-	admin := srv.Client(t, 0)
-	c := redis.NewClient(&redis.Options{Addr: srv.Addr, ReadTimeout: 200 * time.Millisecond, MaxRetries: 3,
-		MinRetryBackoff: 10 * time.Millisecond, MaxRetryBackoff: 20 * time.Millisecond})
-	t.Cleanup(func() { c.Close() })
-	r, err := New(c, Options{Prefix: "p:"})
-	mustNoErr(t, err)
-	mustNoErr(t, r.LoadScripts(ctx))
-	var wg sync.WaitGroup
-	for range 4 {
-		wg.Go(func() { c.Do(ctx, "blpop", "p:nothing", "0.05") })
-	}
-	wg.Wait()
+	srv, admin, r := stallable(t, "p:")
 	srv.Stall(t, 1500*time.Millisecond)
 	if _, err := r.PushOnce(ctx, "default", []byte(sampleS8), "job1", time.Minute); err == nil {
 		t.Fatal("push during the stall answered")

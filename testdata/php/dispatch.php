@@ -242,17 +242,33 @@ function laraq_make_jobs(array $specs): array
     return array_map('laraq_make_job', $specs);
 }
 
+/**
+ * The Redis key of a queue as the release's RedisQueue names it: queues:NAME, or on a
+ * cluster connection from 13.5 queues:{NAME} (getQueueRedisKey).
+ */
+function laraq_queue_key(string $queue): string
+{
+    $rq = app('queue')->connection('redis');
+    if (method_exists($rq, 'getQueueRedisKey')) {
+        $m = new ReflectionMethod($rq, 'getQueueRedisKey');
+        $m->setAccessible(true);
+        return $m->invoke($rq, $queue);
+    }
+    return 'queues:' . $queue;
+}
+
 /** The contents of queues:Q and queues:Q:delayed (with scores) of each queue. */
 function laraq_snapshot(array $queues): array
 {
     $conn = app('queue')->connection('redis')->getConnection();
     $out = [];
     foreach (array_unique($queues) as $q) {
-        foreach ($conn->lrange("queues:$q", 0, -1) ?: [] as $p) {
+        $key = laraq_queue_key($q);
+        foreach ($conn->lrange($key, 0, -1) ?: [] as $p) {
             $out[] = ['payload' => $p, 'queue' => $q, 'delayed' => false, 'score' => null];
         }
-        foreach ($conn->zrange("queues:$q:delayed", 0, -1) ?: [] as $p) {
-            $out[] = ['payload' => $p, 'queue' => $q, 'delayed' => true, 'score' => (int) $conn->zscore("queues:$q:delayed", $p)];
+        foreach ($conn->zrange("$key:delayed", 0, -1) ?: [] as $p) {
+            $out[] = ['payload' => $p, 'queue' => $q, 'delayed' => true, 'score' => (int) $conn->zscore("$key:delayed", $p)];
         }
     }
     return $out;
@@ -318,7 +334,7 @@ function laraq_pending_dispatch(object $job): void
 function laraq_read_back(string $queue, $id, ?string $raw): array
 {
     $conn = app('queue')->connection('redis')->getConnection();
-    $key = 'queues:' . $queue;
+    $key = laraq_queue_key($queue);
     $match = function ($p) use ($id, $raw) {
         if ($raw !== null) {
             return $p === $raw;

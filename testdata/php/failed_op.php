@@ -3,7 +3,8 @@
 // LARAQ_FAILED_DB, so the Go tests can check both directions: rows Go wrote, read by PHP,
 // and rows PHP wrote, read by Go.
 //
-//   php failed_op.php migrate              create the table as `queue:failed-table` + migrate would
+//   php failed_op.php migrate              create the table with the release's own queue:failed-table
+//                                          stub (13.9+: string connection/queue and an index)
 //   php failed_op.php list                 provider->all() as JSON
 //   php failed_op.php find ID              provider->find(ID) as JSON (null when absent)
 //   php failed_op.php forget ID            {"deleted": bool}
@@ -63,25 +64,79 @@ function laraq_out($v): void
     echo json_encode($v, JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE | JSON_THROW_ON_ERROR), "\n";
 }
 
+/**
+ * `php artisan queue:failed-table` (make:queue-failed-table from 11.x) and `migrate`: the
+ * release's own Queue/Console/stubs/failed_jobs.stub, table name filled in as
+ * FailedTableCommand does, run through the Schema facade on connection "default".
+ */
+function laraq_run_failed_table_stub($app, string $table): void
+{
+    $dir = dirname((new ReflectionClass(\Illuminate\Queue\Console\FailedTableCommand::class))->getFileName());
+    $stub = file_get_contents($dir . '/stubs/failed_jobs.stub');
+    $class = 'Create' . \Illuminate\Support\Str::studly($table) . 'Table'; // 8.x names the migration class
+    $file = tempnam(sys_get_temp_dir(), 'laraq-migration-');
+    file_put_contents($file, str_replace(['{{table}}', '{{tableClassName}}'], [$table, \Illuminate\Support\Str::studly($table)], $stub));
+    $app->instance('db.schema', $app['db']->connection('default')->getSchemaBuilder());
+    \Illuminate\Support\Facades\Schema::clearResolvedInstance('db.schema');
+    $migration = require $file;
+    unlink($file);
+    if (! is_object($migration)) {
+        $migration = new $class(); // 8.x stubs declare a class; 9.x+ return an anonymous one
+    }
+    $migration->up();
+}
+
+/** Calls a protected method of a console command. */
+function laraq_call($object, string $method, ...$args)
+{
+    $m = new ReflectionMethod($object, $method);
+    $m->setAccessible(true);
+    return $m->invoke($object, ...$args);
+}
+
+/**
+ * What RetryCommand::handle() does (10.x-13.x), without its console output: the ids from
+ * the command's own getJobIds() (id, all, --queue, --range), then for each found record
+ * JobRetryRequested, the command's own retryJob() and forget. Only queue:retry is needed
+ * on 10+.
+ */
+function laraq_artisan_without_console($app, $command, string $name, array $args): array
+{
+    if ($name !== 'queue:retry') {
+        return ['exit' => 1, 'output' => "$name cannot run on " . LARAQ_PEER_TAG . " without symfony/console 6\n"];
+    }
+    $command->setInput(new ArrayInput($args, $command->getDefinition()));
+    $out = '';
+    foreach (laraq_call($command, 'getJobIds') as $id) {
+        $job = $app['queue.failer']->find($id);
+        if ($job === null) {
+            $out .= "Unable to find failed job with ID [$id].\n";
+            continue;
+        }
+        $app['events']->dispatch(new \Illuminate\Queue\Events\JobRetryRequested($job));
+        laraq_call($command, 'retryJob', $job);
+        $app['queue.failer']->forget($id);
+        $out .= "$id DONE\n";
+    }
+    return ['exit' => 0, 'output' => $out];
+}
+
 $op = $argv[1] ?? '';
 switch ($op) {
     case 'migrate':
-        // The columns of Illuminate/Queue/Console/stubs/failed_jobs.stub (8.x-10.x; the
-        // 11.x+ skeleton's jobs migration has the same), or of the 5.5–7.x stub for the
-        // legacy driver.
-        $app['db']->connection('default')->getSchemaBuilder()->create($table, function (Blueprint $t) use ($legacy) {
-            if ($legacy) {
+        if ($legacy) {
+            // The columns of the 5.5–7.x stub (no release of the matrix ships it).
+            $app['db']->connection('default')->getSchemaBuilder()->create($table, function (Blueprint $t) {
                 $t->bigIncrements('id');
-            } else {
-                $t->id();
-                $t->string('uuid')->unique();
-            }
-            $t->text('connection');
-            $t->text('queue');
-            $t->longText('payload');
-            $t->longText('exception');
-            $t->timestamp('failed_at')->useCurrent();
-        });
+                $t->text('connection');
+                $t->text('queue');
+                $t->longText('payload');
+                $t->longText('exception');
+                $t->timestamp('failed_at')->useCurrent();
+            });
+        } else {
+            laraq_run_failed_table_stub($app, $table);
+        }
         laraq_out(['ok' => true]);
         break;
     case 'list':
@@ -122,9 +177,15 @@ switch ($op) {
         }
         $command = new $class();
         $command->setLaravel($app);
+        $args = json_decode($argv[3] ?? '{}', true, 512, JSON_THROW_ON_ERROR);
+        if (LARAQ_PEER_MAJOR >= 10) {
+            // The 10+ console's OutputStyle needs symfony/console 6+, Debian ships 5.4: run
+            // what the command's handle() runs instead of the command.
+            laraq_out(laraq_artisan_without_console($app, $command, $argv[2], $args));
+            break;
+        }
         $output = new BufferedOutput();
-        $input = new ArrayInput(json_decode($argv[3] ?? '{}', true, 512, JSON_THROW_ON_ERROR));
-        $code = $command->run($input, $output);
+        $code = $command->run(new ArrayInput($args), $output);
         laraq_out(['exit' => $code, 'output' => $output->fetch()]);
         break;
     default:

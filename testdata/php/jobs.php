@@ -14,7 +14,8 @@
 //   mangled name ("\u0000*\u0000x" protected, "\u0000Class\u0000x" private), except the
 //   runtime `job` property; values are canon() (testdata/phpser/fixtures/canon.php):
 //   lossless ints as decimal strings, floats as IEEE-754 bit hex, strings as base64.
-//   Eloquent models are reported as {"t":"model","class":..,"key":canon,"attributes":canon}.
+//   Eloquent models are reported as {"t":"model","class":..,"key":canon,"attributes":canon},
+//   Eloquent collections as {"t":"models","class":..,"items":[{"k":canon,"v":model}...]}.
 //
 // Classes (namespace App\Jobs unless said; all implement ShouldQueue):
 //   PlainJob          public name, count, ratio, flag, nothing, tags, meta.
@@ -95,7 +96,11 @@ namespace {
             return ['t' => 'model', 'class' => get_class($v), 'key' => canon($v->getKey()), 'attributes' => canon($v->getAttributes())];
         }
         if ($v instanceof \Illuminate\Database\Eloquent\Collection) {
-            return ['t' => 'models', 'class' => get_class($v), 'items' => array_map('laraq_canon_value', $v->all())];
+            $items = [];
+            foreach ($v->all() as $k => $m) {
+                $items[] = ['k' => canon($k), 'v' => laraq_canon_value($m)];
+            }
+            return ['t' => 'models', 'class' => get_class($v), 'items' => $items];
         }
         return canon($v);
     }

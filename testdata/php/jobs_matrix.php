@@ -16,16 +16,28 @@
 //   MetaMethodsJob     backoff() = [1, 5, 10] and retryUntil() = now + 50 years as methods.
 //   AttributeMetaJob   13.x queue attributes #[Tries(5)], #[Backoff(2, 4)], #[Timeout(45)],
 //                      #[MaxExceptions(3)], #[FailOnTimeout]: metadata on 13, none before.
+//   TriesMethodJob     tries() = 6 as a method, no $tries: read from 10.39 on.
+//   MethodsOverrideJob $tries = 2 and $backoff = [9] beside tries() = 7 and backoff() = [1, 2]:
+//                      the properties win up to 12.x, the methods on 13.x.
+//   AttributeOverJob   #[Tries(5)] beside $tries = 3: 13.x takes the attribute while $tries
+//                      holds its default, the property once it differs; earlier majors $tries.
 //   ModelsJob          SerializesModels with one model (user) and an Eloquent collection (users).
 //   MissingModelJob    deleteWhenMissingModels = true; user (dispatch it with a model the
 //                      worker cannot find: the job is deleted, not failed).
 //   KeptMissingModelJob deleteWhenMissingModels = false; the same job fails instead.
+//   NamedMissingModelJob deleteWhenMissingModels = true and a displayName() ('Named missing
+//                      model'): up to 11.x the worker reflects the display name, which is no
+//                      class, and fails the job; 12+ deletes it.
 //   StubJob            11+ `make:job` stub: use Illuminate\Foundation\Queue\Queueable; public
 //                      $tries = 3; constructor property promotion (public User $user, public
 //                      string $note = 'hello', protected int $count = 0).
 //   BatchedJob         use Batchable (Bus::batch); n.
+//   DebouncedJob       13.6+ #[DebounceFor(5)]; debounceId, tag (dispatch "via": "dispatch").
+//   NamedDebouncedJob  the same with debounceId() = 'order-'.orderId and displayName() =
+//                      'Debounced order '.orderId methods; orderId, tag.
 //   SecretJob          ShouldBeEncrypted; secret.
 //   UniqueJob          ShouldBeUnique; orderId, uniqueFor = 60, uniqueId() = orderId.
+//   UniqueUntilProcessingJob  ShouldBeUniqueUntilProcessing; the same properties.
 //   (ChainStep, PlainJob, Scripted, StringJobs of jobs.php cover chains, delays, failures
 //    and string jobs.)
 // Events, listeners, notifications, mail:
@@ -109,6 +121,46 @@ namespace App\Jobs\Matrix {
         public $label;
     }
 
+    class TriesMethodJob implements ShouldQueue
+    {
+        use InteractsWithQueue, Queueable, RecordsWhatItGot;
+
+        public $label;
+
+        public function tries()
+        {
+            return 6;
+        }
+    }
+
+    class MethodsOverrideJob implements ShouldQueue
+    {
+        use InteractsWithQueue, Queueable, RecordsWhatItGot;
+
+        public $tries = 2;
+        public $backoff = [9];
+        public $label;
+
+        public function tries()
+        {
+            return 7;
+        }
+
+        public function backoff()
+        {
+            return [1, 2];
+        }
+    }
+
+    #[\Illuminate\Queue\Attributes\Tries(5)]
+    class AttributeOverJob implements ShouldQueue
+    {
+        use InteractsWithQueue, Queueable, RecordsWhatItGot;
+
+        public $tries = 3;
+        public $label;
+    }
+
     class ModelsJob implements ShouldQueue
     {
         use InteractsWithQueue, Queueable, SerializesModels, RecordsWhatItGot;
@@ -132,6 +184,19 @@ namespace App\Jobs\Matrix {
 
         public $deleteWhenMissingModels = false;
         public $user;
+    }
+
+    class NamedMissingModelJob implements ShouldQueue
+    {
+        use InteractsWithQueue, Queueable, SerializesModels, RecordsWhatItGot;
+
+        public $deleteWhenMissingModels = true;
+        public $user;
+
+        public function displayName()
+        {
+            return 'Named missing model';
+        }
     }
 
     if (trait_exists(\Illuminate\Foundation\Queue\Queueable::class)) {
@@ -165,6 +230,38 @@ namespace App\Jobs\Matrix {
         }
     }
 
+    if (class_exists(\Illuminate\Queue\Attributes\DebounceFor::class)) {
+        /** 13.6+: debounced for 5 s per debounceId; only the last dispatch runs. */
+        #[\Illuminate\Queue\Attributes\DebounceFor(5)]
+        class DebouncedJob implements ShouldQueue
+        {
+            use InteractsWithQueue, Queueable, RecordsWhatItGot;
+
+            public $debounceId;
+            public $tag;
+        }
+
+        /** The same with debounceId() and displayName() methods: the key hashes the name. */
+        #[\Illuminate\Queue\Attributes\DebounceFor(5)]
+        class NamedDebouncedJob implements ShouldQueue
+        {
+            use InteractsWithQueue, Queueable, RecordsWhatItGot;
+
+            public $orderId;
+            public $tag;
+
+            public function debounceId()
+            {
+                return 'order-' . $this->orderId;
+            }
+
+            public function displayName()
+            {
+                return 'Debounced order ' . $this->orderId;
+            }
+        }
+    }
+
     if (interface_exists(\Illuminate\Contracts\Queue\ShouldBeEncrypted::class)) {
         class SecretJob implements ShouldQueue, \Illuminate\Contracts\Queue\ShouldBeEncrypted
         {
@@ -176,6 +273,21 @@ namespace App\Jobs\Matrix {
 
     if (interface_exists(\Illuminate\Contracts\Queue\ShouldBeUnique::class)) {
         class UniqueJob implements ShouldQueue, \Illuminate\Contracts\Queue\ShouldBeUnique
+        {
+            use InteractsWithQueue, Queueable, RecordsWhatItGot;
+
+            public $orderId;
+            public $uniqueFor = 60;
+
+            public function uniqueId()
+            {
+                return (string) $this->orderId;
+            }
+        }
+    }
+
+    if (interface_exists(\Illuminate\Contracts\Queue\ShouldBeUniqueUntilProcessing::class)) {
+        class UniqueUntilProcessingJob implements ShouldQueue, \Illuminate\Contracts\Queue\ShouldBeUniqueUntilProcessing
         {
             use InteractsWithQueue, Queueable, RecordsWhatItGot;
 

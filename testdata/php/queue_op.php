@@ -27,6 +27,8 @@
 //   restart               cache: what queue:restart does, forever(restart key, now).
 //   pause CONN | resume CONN   cache: forever(paused key, true) / forget(paused key), the
 //                         12.40+ queue:pause / queue:resume, for queue --queue on CONN.
+//   pause-all | resume-all   cache: QueueManager::pauseAll / resumeAll (13.25+; the same
+//                         key through the store on older releases).
 //   exception UUID MAX    Worker::markJobAsFailedIfWillExceedMaxExceptions for a job with
 //                         this uuid and maxExceptions; prints "failed" or "counted".
 require __DIR__ . '/bootstrap.php';
@@ -136,6 +138,17 @@ switch ($op) {
         // Before 12.40 no release writes it; the key 12.40+ uses, through the same store.
         $key = 'illuminate:queue:paused:' . $conn . ':' . $queueName;
         $op === 'pause' ? app('cache')->store()->forever($key, true) : app('cache')->store()->forget($key);
+        break;
+    case 'pause-all':
+    case 'resume-all':
+        $m = $op === 'pause-all' ? 'pauseAll' : 'resumeAll';
+        if (method_exists(app('queue'), $m)) {
+            app('queue')->$m(); // 13.25+: QueueManager::pauseAll / resumeAll
+            break;
+        }
+        // Before 13.25 no release writes it; the key 13.25+ uses, through the same store.
+        $m === 'pauseAll' ? app('cache')->store()->forever('illuminate:queues:paused', true)
+            : app('cache')->store()->forget('illuminate:queues:paused');
         break;
     case 'exception':
         $job = new class($args[0] ?? '', (int) ($args[1] ?? 0)) {
