@@ -37,6 +37,12 @@ type deleteReq struct {
 	deleted bool
 	err     error
 	done    chan struct{}
+
+	// A request without deletion: Horizon records sent in the order of the requests
+	// (see acks.record). release is called once they were sent.
+	record  func(ctx context.Context, b *rdb.HorizonBatch)
+	what    string
+	release func()
 }
 
 func newAcks(r *rdb.RDB) *acks { return &acks{rdb: r} }
@@ -75,7 +81,6 @@ func (a *acks) start(ctx context.Context) (stop func()) {
 	go func() {
 		defer close(b.finished)
 		batch := make([]*deleteReq, 0, maxAckBatch)
-		jobs := make([]rdb.Finished, 0, maxAckBatch)
 		for {
 			select {
 			case <-b.quit:
@@ -91,14 +96,14 @@ func (a *acks) start(ctx context.Context) (stop func()) {
 						break more
 					}
 				}
-				jobs = jobs[:0]
+				a.deleteMany(ctx, batch)
 				for _, r := range batch {
-					jobs = append(jobs, r.job)
-				}
-				deleted, errs := a.deleteMany(ctx, jobs, batch)
-				for i, r := range batch {
-					r.deleted, r.err = deleted[i], errs[i]
-					close(r.done)
+					if r.done != nil {
+						close(r.done)
+					}
+					if r.release != nil {
+						r.release()
+					}
 				}
 			}
 		}

@@ -156,11 +156,25 @@ func (h *horizonState) settle(ctx context.Context, what string, cmds []redis.Cmd
 		h.failed(what, err)
 	}
 	for _, c := range cmds {
-		if err := c.Err(); err != nil && !errors.Is(err, redis.Nil) && !redis.HasErrorPrefix(err, "NOSCRIPT") {
+		err := c.Err()
+		if err == nil {
+			err = rdb.HorizonBatchErrors(c)
+		}
+		if err != nil && !errors.Is(err, redis.Nil) && !redis.HasErrorPrefix(err, "NOSCRIPT") {
 			h.failed(what, err)
 			return
 		}
 	}
+}
+
+// execBatch sends the records fn collects as one batch (rdb.HorizonBatch).
+func (h *horizonState) execBatch(ctx context.Context, what string, fn func(b *rdb.HorizonBatch)) {
+	h.exec(ctx, what, func(p redis.Pipeliner) error {
+		b := &rdb.HorizonBatch{}
+		fn(b)
+		_, err := b.Queue(ctx, p)
+		return err
+	})
 }
 
 // failed logs a record that could not be written, at most once every few seconds with
@@ -180,35 +194,43 @@ func (h *horizonState) failed(what string, err error) {
 // hzJob is what a worker keeps of one job for Horizon.
 type hzJob struct {
 	job        rdb.HorizonJob
-	reservedAt time.Time    // what Reserved recorded: the start of the runtime
+	reservedAt atomic.Int64 // Unix nanoseconds Reserved recorded: the start of the runtime
 	failure    *rdb.Failure // set when the job is failed: its deletion records that
 }
 
 // horizonReserved records the jobs of one pop as reserved (Horizon's JobReserved:
-// status reserved, the reserved copy, reserved_at), in one pipeline, before they start.
+// status reserved, the reserved copy, reserved_at), in one pipeline. The records go
+// through the acknowledgement batcher, which keeps them before the jobs' completion
+// records, so the loop does not wait for them.
 func (c *Worker) horizonReserved(r *run, queue string, jobs []rdb.PoppedJob) {
 	h := c.hz
 	if h == nil || len(jobs) == 0 {
 		return
 	}
-	h.exec(r.ackCtx, "reserved", func(p redis.Pipeliner) error {
-		for _, pj := range jobs {
-			if pj.Invalid != nil || len(pj.Reserved) == 0 {
-				continue
-			}
-			j, err := rdb.HorizonJobFromPayload(pj.Reserved, h.connection, queue)
-			if err != nil {
-				// Horizon cannot key it either; the worker fails it as unreadable.
-				c.log.Debug("job not recorded for Horizon", "queue", queue, "err", err)
-				continue
-			}
-			at, err := h.rec.Reserved(r.ackCtx, p, j)
-			if err != nil {
-				continue
-			}
-			h.popped.Store(unsafe.SliceData(pj.Reserved), &hzJob{job: j, reservedAt: at})
+	hzs := make([]*hzJob, 0, len(jobs))
+	for _, pj := range jobs {
+		if pj.Invalid != nil || len(pj.Reserved) == 0 {
+			continue
 		}
-		return nil
+		j, err := rdb.HorizonJobFromPayload(pj.Reserved, h.connection, queue)
+		if err != nil {
+			// Horizon cannot key it either; the worker fails it as unreadable.
+			c.log.Debug("job not recorded for Horizon", "queue", queue, "err", err)
+			continue
+		}
+		hz := &hzJob{job: j}
+		h.popped.Store(unsafe.SliceData(pj.Reserved), hz)
+		hzs = append(hzs, hz)
+	}
+	if len(hzs) == 0 {
+		return
+	}
+	c.acks.record(r.ackCtx, "reserved", func(ctx context.Context, b *rdb.HorizonBatch) {
+		for _, hz := range hzs {
+			if at, err := h.rec.Reserved(ctx, b, hz.job); err == nil {
+				hz.reservedAt.Store(at.UnixNano())
+			}
+		}
 	})
 }
 
@@ -229,8 +251,9 @@ func (c *Worker) horizonReleased(r *run, jr *jobRun) {
 	if c.hz == nil || jr.hz == nil {
 		return
 	}
-	c.hz.exec(r.ackCtx, "released", func(p redis.Pipeliner) error {
-		return c.hz.rec.Released(r.ackCtx, p, jr.hz.job)
+	j := jr.hz.job
+	c.acks.record(r.ackCtx, "released", func(ctx context.Context, b *rdb.HorizonBatch) {
+		_ = c.hz.rec.Released(ctx, b, j)
 	})
 }
 
@@ -242,8 +265,8 @@ func (c *Worker) horizonHandedBack(r *run, jr *jobRun, back bool) {
 	}
 	j := jr.hz.job
 	j.Payload = jr.popped.Job
-	c.hz.exec(r.ackCtx, "released", func(p redis.Pipeliner) error {
-		return c.hz.rec.Released(r.ackCtx, p, j)
+	c.acks.record(r.ackCtx, "released", func(ctx context.Context, b *rdb.HorizonBatch) {
+		_ = c.hz.rec.Released(ctx, b, j)
 	})
 }
 
@@ -257,7 +280,7 @@ func (c *Worker) horizonFailing(jr *jobRun, exception string) {
 
 // finished queues the records of a job deleted from :reserved: failed (JobDeleted with
 // hasFailed, then JobFailed), or completed with its metrics (JobDeleted).
-func (h *horizonState) finished(ctx context.Context, p redis.Pipeliner, j *hzJob) {
+func (h *horizonState) finished(ctx context.Context, p redis.Scripter, j *hzJob) {
 	if j.failure != nil {
 		if err := h.rec.Failed(ctx, p, j.job, *j.failure); err != nil {
 			h.failed("failed", err)
@@ -268,7 +291,11 @@ func (h *horizonState) finished(ctx context.Context, p redis.Pipeliner, j *hzJob
 		h.failed("completed", err)
 		return
 	}
-	h.rec.Metrics(ctx, p, j.job.Queue, j.job.Name, j.reservedAt)
+	var at time.Time
+	if ns := j.reservedAt.Load(); ns != 0 {
+		at = time.Unix(0, ns)
+	}
+	h.rec.Metrics(ctx, p, j.job.Queue, j.job.Name, at)
 }
 
 // migrateExpired is rdb.MigrateExpired, and with Horizon the moved jobs are recorded as
@@ -289,8 +316,8 @@ func (c *Worker) migrateExpired(ctx context.Context, from rdb.Zset, queue string
 		}
 		jobs = append(jobs, j)
 	}
-	c.hz.exec(ctx, "migrated", func(p redis.Pipeliner) error {
-		return c.hz.rec.Migrated(ctx, p, jobs...)
+	c.acks.record(ctx, "migrated", func(ctx context.Context, b *rdb.HorizonBatch) {
+		_ = c.hz.rec.Migrated(ctx, b, jobs...)
 	})
 	return int64(len(moved)), nil
 }
@@ -300,45 +327,90 @@ func (a *acks) deleteOne(ctx context.Context, queue string, reserved []byte, hz 
 	if a.hz == nil || hz == nil {
 		return a.rdb.DeleteReserved(ctx, queue, reserved)
 	}
-	deleted, errs := a.deleteMany(ctx, []rdb.Finished{{Queue: queue, Reserved: reserved}}, []*deleteReq{{hz: hz}})
-	return deleted[0], errs[0]
+	r := &deleteReq{job: rdb.Finished{Queue: queue, Reserved: reserved}, hz: hz}
+	a.deleteMany(ctx, []*deleteReq{r})
+	return r.deleted, r.err
 }
 
-// deleteMany deletes a batch of finished jobs (rdb.DeleteReservedMany). With Horizon,
-// the records of each deletion (completed and metrics, or failed) go in the same
-// pipeline, after the deletions, when Horizon's keys are on the queue's client, else in a
-// pipeline of their own right after. PHP's Horizon writes them after each deletion too
-// (JobDeleted), deleted or not: a job whose reservation had expired is recorded finished
-// by the worker that finished it.
-func (a *acks) deleteMany(ctx context.Context, jobs []rdb.Finished, reqs []*deleteReq) ([]bool, []error) {
-	h := a.hz
-	any := false
-	for _, r := range reqs {
-		any = any || r.hz != nil
-	}
-	if h == nil || !any {
-		deleted, errs, _ := a.rdb.DeleteReservedMany(ctx, jobs)
-		return deleted, errs
-	}
-	if !h.shared {
-		deleted, errs, _ := a.rdb.DeleteReservedMany(ctx, jobs)
-		h.exec(ctx, "finished", func(p redis.Pipeliner) error {
-			for i, r := range reqs {
-				if r.hz != nil && errs[i] == nil {
-					h.finished(ctx, p, r.hz)
-				}
+// record sends Horizon records through the batcher, in the pipeline of the deletions
+// handed over with it, after every request handed over before: a job's reserved record
+// always precedes its completed record, which its deletion hands over later. It does
+// not wait. Without a running batcher it sends them at once.
+func (a *acks) record(ctx context.Context, what string, fn func(ctx context.Context, b *rdb.HorizonBatch)) {
+	if b := a.batcher.Load(); b != nil {
+		b.mu.RLock()
+		if !b.closed {
+			b.inflight.Add(1)
+			b.mu.RUnlock()
+			select {
+			case b.reqs <- &deleteReq{record: fn, what: what, release: b.inflight.Done}:
+			case <-ctx.Done():
+				b.inflight.Done()
 			}
-			return nil
-		})
-		return deleted, errs
+			return
+		}
+		b.mu.RUnlock()
 	}
-	deleted, errs, extra, _ := a.rdb.DeleteReservedManyAnd(ctx, jobs, func(p redis.Pipeliner) {
+	a.hz.execBatch(ctx, what, func(b *rdb.HorizonBatch) { fn(ctx, b) })
+}
+
+// deleteMany sends a batch of requests: the deletions of finished jobs
+// (rdb.DeleteReservedMany), whose results it sets, and Horizon's records, in the order
+// of the requests: those of the batcher's record requests, and for each deletion its
+// completed and metrics, or failed, records. With Horizon's keys on the queue's client
+// they go in the pipeline of the deletions, after them; otherwise in a pipeline of their
+// own right after. PHP's Horizon records a deletion (JobDeleted) whether or not the
+// reservation was still there: a job whose reservation had expired is recorded finished
+// by the worker that finished it.
+func (a *acks) deleteMany(ctx context.Context, reqs []*deleteReq) {
+	h := a.hz
+	jobs := make([]rdb.Finished, 0, len(reqs))
+	dels := make([]*deleteReq, 0, len(reqs))
+	records := false
+	for _, r := range reqs {
+		if r.record != nil {
+			records = true
+			continue
+		}
+		jobs = append(jobs, r.job)
+		dels = append(dels, r)
+		records = records || r.hz != nil
+	}
+	if h == nil || !records {
+		deleted, errs, _ := a.rdb.DeleteReservedMany(ctx, jobs)
+		for i, r := range dels {
+			r.deleted, r.err = deleted[i], errs[i]
+		}
+		return
+	}
+	// Every record of the requests, in their order, as one batch: one script call.
+	queue := func(p redis.Pipeliner) {
+		b := &rdb.HorizonBatch{}
 		for _, r := range reqs {
-			if r.hz != nil {
-				h.finished(ctx, p, r.hz)
+			switch {
+			case r.record != nil:
+				r.record(ctx, b)
+			case r.hz != nil && r.err == nil:
+				h.finished(ctx, b, r.hz)
 			}
 		}
-	})
-	h.settle(ctx, "finished", extra)
-	return deleted, errs
+		if _, err := b.Queue(ctx, p); err != nil {
+			h.failed("records", err)
+		}
+	}
+	if !h.shared || len(jobs) == 0 {
+		if len(jobs) > 0 {
+			deleted, errs, _ := a.rdb.DeleteReservedMany(ctx, jobs)
+			for i, r := range dels {
+				r.deleted, r.err = deleted[i], errs[i]
+			}
+		}
+		h.exec(ctx, "records", func(p redis.Pipeliner) error { queue(p); return nil })
+		return
+	}
+	deleted, errs, extra, _ := a.rdb.DeleteReservedManyAnd(ctx, jobs, queue)
+	for i, r := range dels {
+		r.deleted, r.err = deleted[i], errs[i]
+	}
+	h.settle(ctx, "records", extra)
 }

@@ -149,12 +149,16 @@ func (p *Dispatcher) enqueueHorizon(ctx context.Context, msgs ...*Message) error
 		jobs[i] = &j
 	}
 	records := func(pp redis.Pipeliner) {
+		b := &rdb.HorizonBatch{}
 		for _, j := range jobs {
 			if j != nil {
-				if err := h.rec.Pushed(ctx, pp, *j); err != nil {
+				if err := h.rec.Pushed(ctx, b, *j); err != nil {
 					h.failed("pushed", err)
 				}
 			}
+		}
+		if _, err := b.Queue(ctx, pp); err != nil {
+			h.failed("pushed", err)
 		}
 	}
 	if !h.shared {

@@ -2,12 +2,9 @@ package laraq_test
 
 import (
 	"context"
-	"crypto/sha1"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -18,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/laraq/laraq"
+	"github.com/laraq/laraq/internal/rdb"
 	"github.com/laraq/laraq/internal/testenv"
 	"github.com/laraq/laraq/payload"
 )
@@ -67,21 +65,31 @@ func (h *hzEnv) dispatcher() *laraq.Dispatcher {
 	return d
 }
 
-// hzScript is the EVALSHA name of one of Horizon's scripts in internal/rdb.
-func hzScript(t *testing.T, name string) string {
+// hzBatchSHA is the SHA1 of the batch script of Horizon's records: the one EVALSHA a
+// batch sends (internal/rdb/horizon_batch.go assembles it).
+func hzBatchSHA(t *testing.T) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "internal", "rdb", name+".lua"))
+	b := &rdb.HorizonBatch{}
+	h, err := rdb.NewHorizon(rdb.HorizonOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum := sha1.Sum(b)
-	return hex.EncodeToString(sum[:])
+	_ = h.Released(context.Background(), b, rdb.HorizonJob{ID: "x"})
+	cmd, err := b.Queue(context.Background(), redis.NewClient(&redis.Options{}).Pipeline())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprint(cmd.Args()[1])
 }
 
-// pipelineLog records the commands of each pipeline a client sends.
+// pipelineLog records the commands of each pipeline a client sends: "zrem", or for a
+// batch of Horizon's records (rdb.HorizonBatch) "batch" and the scripts it calls, by
+// their number in horizon_batch.lua (2 update, 3 completed, 6 metrics, …), and after a
+// metrics call one "runtime" per job it measures.
 type pipelineLog struct {
-	mu    sync.Mutex
-	pipes [][]string // per pipeline: "zrem", or "evalsha:<sha>"
+	batchSHA string
+	mu       sync.Mutex
+	pipes    [][]string
 }
 
 func (l *pipelineLog) DialHook(next redis.DialHook) redis.DialHook          { return next }
@@ -90,11 +98,19 @@ func (l *pipelineLog) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		var names []string
 		for _, c := range cmds {
-			n := c.Name()
-			if n == "evalsha" || n == "eval" {
-				n += ":" + fmt.Sprint(c.Args()[1])
+			args := c.Args()
+			if c.Name() != "evalsha" || fmt.Sprint(args[1]) != l.batchSHA {
+				names = append(names, c.Name())
+				continue
 			}
-			names = append(names, n)
+			names = append(names, "batch")
+			argv := args[3+args[2].(int):]
+			for i := range argv[0].(int) {
+				names = append(names, fmt.Sprint("script", argv[1+3*i]))
+				if fmt.Sprint(argv[1+3*i]) == "6" { // metrics: one runtime per job
+					names = append(names, strings.Repeat("runtime ", argv[3+3*i].(int)))
+				}
+			}
 		}
 		l.mu.Lock()
 		l.pipes = append(l.pipes, names)
@@ -109,7 +125,7 @@ func (l *pipelineLog) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 // in one pipeline, before the jobs run.
 func TestHorizonRecordsRideTheAcknowledgements(t *testing.T) {
 	h := newHzEnv(t, "11.56")
-	log := &pipelineLog{}
+	log := &pipelineLog{batchSHA: hzBatchSHA(t)}
 	h.client.AddHook(log)
 	const n = 48
 	for i := range n {
@@ -117,6 +133,9 @@ func TestHorizonRecordsRideTheAcknowledgements(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	log.mu.Lock()
+	log.pipes = nil // the dispatches' own
+	log.mu.Unlock()
 	var ran atomic.Int64
 	reg := laraq.NewJobs()
 	register(reg, `App\Jobs\SendInvoice`, func(ctx context.Context, cmd *sendInvoice, job *laraq.JobInfo) error {
@@ -133,30 +152,35 @@ func TestHorizonRecordsRideTheAcknowledgements(t *testing.T) {
 	if err := h.runToEnd(w); !errors.Is(err, laraq.ErrQueueEmpty) || ran.Load() != n {
 		t.Fatalf("Run: %v after %d jobs", err, ran.Load())
 	}
-	completed, reserved, metrics := "evalsha:"+hzScript(t, "horizon_completed"), "evalsha:"+hzScript(t, "horizon_update"), "evalsha:"+hzScript(t, "horizon_metrics")
-	var completedCalls, reservedPipes, reservedCalls, batched int
+	var completedCalls, reservedCalls, metricsCalls, runtimes, batches int
 	for _, p := range log.pipes {
 		joined := strings.Join(p, " ")
-		if c := strings.Count(joined, completed); c > 0 {
-			completedCalls += c
-			zrems := strings.Count(joined, "zrem")
-			if zrems < c || strings.Count(joined, metrics) != 2*c {
-				t.Errorf("completed records without their deletion or metrics: %v", p)
-			}
-			if c > 1 {
-				batched++
-			}
+		batches += strings.Count(joined, "batch")
+		completed := strings.Count(joined, "script3")
+		completedCalls += completed
+		reservedCalls += strings.Count(joined, "script2")
+		metrics := strings.Count(joined, "script6")
+		metricsCalls += metrics
+		runtimes += strings.Count(joined, "runtime")
+		if metrics > 2*strings.Count(joined, "batch") {
+			// one call per metrics hash (queue:default, job:SendInvoice) and batch
+			t.Errorf("%d metrics calls in one batch: %v", metrics, p)
 		}
-		if c := strings.Count(joined, reserved); c > 0 {
-			reservedPipes++
-			reservedCalls += c
+		if completed > 0 && strings.Count(joined, "zrem") < completed {
+			t.Errorf("completed records without their deletion: %v", p)
+		}
+		if strings.Count(joined, "batch") > 1 {
+			t.Errorf("more than one batch in a pipeline: %v", p)
 		}
 	}
-	if completedCalls != n || reservedCalls != n {
-		t.Fatalf("%d completed and %d reserved records for %d jobs", completedCalls, reservedCalls, n)
+	if completedCalls != n || reservedCalls != n || runtimes != 2*n {
+		t.Fatalf("%d completed, %d reserved records and %d runtimes measured for %d jobs", completedCalls, reservedCalls, runtimes, n)
 	}
-	if reservedPipes >= n || batched == 0 {
-		t.Errorf("%d pipelines for %d reserved records, %d deletion pipelines with several records: nothing was batched", reservedPipes, n, batched)
+	if metricsCalls >= 2*n {
+		t.Errorf("%d metrics calls for %d jobs: none merged", metricsCalls, n)
+	}
+	if batches >= n {
+		t.Errorf("%d script calls for the records of %d jobs: nothing was batched", batches, n)
 	}
 	for _, k := range []string{"completed_jobs", "recent_jobs"} {
 		if c, _ := h.client.ZCard(h.ctx, h.hzPrefix+k).Result(); c != n {
