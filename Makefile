@@ -66,10 +66,11 @@ fuzz: ## run each fuzz target for FUZZTIME, seeded with the golden data (e.g. ma
 fuzz-long: ## run each fuzz target for LONGFUZZ (5m)
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(LONGFUZZ)
 
-bench: ## Go benchmarks, then phpser and the worker against PHP (prints the Go/PHP ratios)
+bench: ## Go benchmarks, then phpser, the worker and Horizon's records against PHP (prints the ratios)
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
 	./scripts/bench-phpser.sh
 	./scripts/bench-worker.sh
+	./scripts/bench-horizon.sh
 
 chaos: ## the long chaos suite: kills, outages, stalls on real workers; prints a table (CHAOS_RUN=regexp)
 	CI=$${CI:-true} $(GO) test -count=1 -timeout=$(CHAOS_TIMEOUT) -v -run '^TestChaosLong$$/($(CHAOS_RUN))' ./internal/chaos -chaos.long

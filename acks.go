@@ -18,6 +18,7 @@ const maxAckBatch = 256
 // client's CPU per job when many jobs finish per millisecond.
 type acks struct {
 	rdb     *rdb.RDB
+	hz      *horizonState           // nil: Horizon is off
 	batcher atomic.Pointer[batcher] // nil when none runs: deletions go straight through
 }
 
@@ -32,29 +33,37 @@ type batcher struct {
 
 type deleteReq struct {
 	job     rdb.Finished
+	hz      *hzJob // Horizon's records of the deletion, nil for none
 	deleted bool
 	err     error
 	done    chan struct{}
+
+	// A request without deletion: Horizon records sent in the order of the requests
+	// (see acks.record). release is called once they were sent.
+	record  func(ctx context.Context, b *rdb.HorizonBatch)
+	what    string
+	release func()
 }
 
 func newAcks(r *rdb.RDB) *acks { return &acks{rdb: r} }
 
 // delete removes one finished job's reserved copy and reports whether it was still there.
-func (a *acks) delete(ctx context.Context, queue string, reserved []byte) (bool, error) {
+// hz, when not nil, are the job's Horizon records, sent in the same round trip.
+func (a *acks) delete(ctx context.Context, queue string, reserved []byte, hz *hzJob) (bool, error) {
 	b := a.batcher.Load()
 	if b == nil {
-		return a.rdb.DeleteReserved(ctx, queue, reserved)
+		return a.deleteOne(ctx, queue, reserved, hz)
 	}
 	b.mu.RLock()
 	if b.closed {
 		b.mu.RUnlock()
-		return a.rdb.DeleteReserved(ctx, queue, reserved)
+		return a.deleteOne(ctx, queue, reserved, hz)
 	}
 	b.inflight.Add(1)
 	b.mu.RUnlock()
 	defer b.inflight.Done()
 
-	r := &deleteReq{job: rdb.Finished{Queue: queue, Reserved: reserved}, done: make(chan struct{})}
+	r := &deleteReq{job: rdb.Finished{Queue: queue, Reserved: reserved}, hz: hz, done: make(chan struct{})}
 	select {
 	case b.reqs <- r:
 	case <-ctx.Done():
@@ -72,7 +81,6 @@ func (a *acks) start(ctx context.Context) (stop func()) {
 	go func() {
 		defer close(b.finished)
 		batch := make([]*deleteReq, 0, maxAckBatch)
-		jobs := make([]rdb.Finished, 0, maxAckBatch)
 		for {
 			select {
 			case <-b.quit:
@@ -88,14 +96,14 @@ func (a *acks) start(ctx context.Context) (stop func()) {
 						break more
 					}
 				}
-				jobs = jobs[:0]
+				a.deleteMany(ctx, batch)
 				for _, r := range batch {
-					jobs = append(jobs, r.job)
-				}
-				deleted, errs, _ := a.rdb.DeleteReservedMany(ctx, jobs)
-				for i, r := range batch {
-					r.deleted, r.err = deleted[i], errs[i]
-					close(r.done)
+					if r.done != nil {
+						close(r.done)
+					}
+					if r.release != nil {
+						r.release()
+					}
 				}
 			}
 		}

@@ -83,6 +83,11 @@ type Connection struct {
 	// failed jobs are dropped like Laravel's "null" failed driver (a worker then releases
 	// jobs without handler instead of failing them).
 	Failed failed.Store
+	// Horizon, when set, makes workers and dispatchers on this connection write Laravel
+	// Horizon's records as the application's Horizon does (see HorizonOptions): its
+	// dashboard then lists Go's jobs beside PHP's. laravel.Load sets it for an
+	// application that uses Horizon. Default nil: no Horizon records.
+	Horizon *HorizonOptions
 	// Owned are what Close closes: the clients and store a loader such as laravel.Connect
 	// opened for this connection. Default none.
 	Owned []io.Closer

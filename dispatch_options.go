@@ -20,6 +20,7 @@ type options struct {
 	delay, later              *delaySpec
 	chain                     []any
 	anyConnection             bool
+	horizon                   horizonHints    // Tags, Silence
 	encrypt                   bool            // ShouldBeEncrypted (see encrypted.go)
 	unique                    *uniqueDispatch // the lock Dispatch took (see unique.go)
 }

@@ -24,6 +24,7 @@ type Dispatcher struct {
 	rdb  *rdb.RDB
 	conn *Connection
 	cfg  dispatcherConfig
+	hz   *horizonState // Horizon's bookkeeping; nil when Connection.Horizon is nil
 }
 
 // dispatcherConfig holds the clock and id makers (Option).
@@ -78,7 +79,11 @@ func newDispatcher(conn *Connection, cfg dispatcherConfig) (*Dispatcher, error) 
 	if cfg.newUUID == nil {
 		cfg.newUUID = payload.NewUUID
 	}
-	return &Dispatcher{rdb: r, conn: conn, cfg: cfg}, nil
+	hz, err := newHorizonState(conn, cfg.now, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &Dispatcher{rdb: r, conn: conn, cfg: cfg, hz: hz}, nil
 }
 
 func (p *Dispatcher) release() Release { return p.conn.Release.orLatest() }
@@ -143,7 +148,11 @@ func (p *Dispatcher) Prepare(job any, opts ...DispatchOption) (*Message, error) 
 	if err != nil {
 		return nil, err
 	}
-	return p.prepare(cmd, o)
+	m, err := p.prepare(cmd, o)
+	if err == nil {
+		p.forHorizon(m, job, o)
+	}
+	return m, err
 }
 
 // command builds the command PHP would queue for job on the connection's release,
@@ -373,6 +382,9 @@ func setProp(cmd *phpser.Value, name string, val *phpser.Value) *phpser.Value {
 // Enqueue pushes a prepared message: RPUSH to the ready list with its notify token, or
 // ZADD to :delayed with score AvailableAt.
 func (p *Dispatcher) Enqueue(ctx context.Context, m *Message) error {
+	if p.hz != nil {
+		return p.enqueueHorizon(ctx, m)
+	}
 	var err error
 	if m.Delayed {
 		err = p.rdb.Later(ctx, m.Queue, m.AvailableAt, m.Payload)
@@ -389,6 +401,9 @@ func (p *Dispatcher) Enqueue(ctx context.Context, m *Message) error {
 // again after an error whose outcome is unknown, is not made ready twice. A delayed job
 // is a ZADD, which a repetition only repeats.
 func (p *Dispatcher) enqueueOnce(ctx context.Context, m *Message, keep time.Duration) error {
+	if p.hz != nil {
+		return p.enqueueOnceHorizon(ctx, m, keep)
+	}
 	if m.Delayed {
 		return p.Enqueue(ctx, m)
 	}
@@ -422,6 +437,10 @@ func (p *Dispatcher) DispatchBulk(ctx context.Context, jobs []any, opts ...Dispa
 		if err != nil {
 			return nil, fmt.Errorf("jobs[%d]: %w", i, err)
 		}
+		p.forHorizon(msgs[i], job, o)
+	}
+	if p.hz != nil {
+		return dispatchedIDs(msgs, p.enqueueHorizon(ctx, msgs...))
 	}
 	ids = make([]string, len(jobs))
 	var order []string
@@ -529,6 +548,7 @@ func (p *Dispatcher) DispatchString(ctx context.Context, job string, data any, o
 	if m.Payload, err = payload.BuildString(job, raw, sopts...); err != nil {
 		return "", fmt.Errorf("laraq: %w", err)
 	}
+	p.forHorizon(m, nil, o)
 	if err := p.Enqueue(ctx, m); err != nil {
 		return "", err
 	}
@@ -545,6 +565,9 @@ func (p *Dispatcher) PushRaw(ctx context.Context, queue string, raw []byte) (str
 	}
 	if queue == "" {
 		queue = p.conn.queue()
+	}
+	if p.hz != nil {
+		return p.pushRawHorizon(ctx, queue, raw)
 	}
 	if err := p.rdb.Push(ctx, queue, raw); err != nil {
 		return "", fmt.Errorf("laraq: pushing to queue %s: %w", queue, err)

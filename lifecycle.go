@@ -21,6 +21,7 @@ type jobRun struct {
 	deleted  bool
 	released bool
 	failed   bool
+	hz       *hzJob // what Horizon recorded of the job; nil without Horizon
 
 	// expires is when the reservation ends at the earliest (wall clock, Unix nanoseconds;
 	// see expiry): until then no worker may migrate the job back, and acknowledgements
@@ -33,6 +34,7 @@ type jobRun struct {
 func (c *Worker) work(r *run, queue string, p rdb.PoppedJob, expires time.Time) {
 	jr := &jobRun{queue: queue, popped: p}
 	jr.extendTo(expires)
+	c.horizonAttach(jr)
 	if c.process(r, jr) {
 		return
 	}
@@ -274,6 +276,7 @@ func (c *Worker) unhandled(r *run, jr *jobRun) {
 		if !back {
 			c.log.Warn("reservation was gone when handing a job back", "class", class, "id", jr.job.ID)
 		}
+		c.horizonHandedBack(r, jr, back)
 		r.mu.Lock()
 		r.handBackTill[jr.queue] = time.Now().Add(c.s.unhandledDelay)
 		r.mu.Unlock()
@@ -291,7 +294,7 @@ func (c *Worker) deleteReserved(r *run, jr *jobRun) {
 	jr.deleted = true
 	var deleted bool
 	lost, err := c.retry(r, jr, "deleting a finished job", func(ctx context.Context) (err error) {
-		deleted, err = c.acks.delete(ctx, jr.queue, jr.popped.Reserved)
+		deleted, err = c.acks.delete(ctx, jr.queue, jr.popped.Reserved, jr.hz)
 		return err
 	})
 	switch {
@@ -345,6 +348,7 @@ func (c *Worker) release(r *run, jr *jobRun, delay time.Duration, afterException
 			return
 		}
 	}
+	c.horizonReleased(r, jr)
 	c.emit(Event{Kind: EventReleased, Queue: jr.queue, Job: jr.job, Delay: time.Duration(ceilSeconds(delay)) * time.Second,
 		AfterException: afterException, Runtime: runtime})
 }
@@ -367,6 +371,7 @@ func (c *Worker) fail(r *run, jr *jobRun, cause error, runtime time.Duration) {
 		return
 	}
 	text := exceptionText(cause)
+	c.horizonFailing(jr, text)
 	err := c.hold(r, jr, func() error {
 		_, err := c.retry(r, jr, "writing a failed job", func(ctx context.Context) error {
 			_, err := c.s.failed.Log(ctx, c.s.connection, jr.queue, jr.popped.Job, text)

@@ -61,6 +61,8 @@ type Worker struct {
 	chain *Dispatcher // dispatches the next job of a chain
 	log   *slog.Logger
 
+	hz *horizonState // Horizon's bookkeeping; nil when Connection.Horizon is nil
+
 	running atomic.Bool
 	paused  atomic.Bool
 	wake    chan struct{} // Resume and freed slots nudge a sleeping loop
@@ -94,6 +96,9 @@ func NewWorker(conn *Connection, jobs *Jobs, cfg WorkerConfig) (*Worker, error) 
 		return nil, err
 	}
 	c := &Worker{s: s, conn: conn, jobs: jobs, rdb: r, acks: newAcks(r), chain: chain, log: s.Logger, wake: make(chan struct{}, 1)}
+	if err := c.initHorizon(conn); err != nil {
+		return nil, err
+	}
 	if size, ok := poolSize(conn.Client); ok && size < s.Concurrency+2 {
 		c.log.Warn("redis pool smaller than the worker needs; jobs will wait for connections",
 			"pool_size", size, "needed", s.Concurrency+2, "concurrency", s.Concurrency)
@@ -198,6 +203,7 @@ func (c *Worker) Run(ctx context.Context) error {
 	}
 	stopAcks := c.acks.start(r.ackCtx)
 	defer stopAcks()
+	defer c.startHorizonSupervisor(r)()
 	if !c.s.cacheDisabled {
 		// The value at start is the reference; a read error leaves "unknown", and the
 		// first successful read becomes the reference instead.

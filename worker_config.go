@@ -150,6 +150,11 @@ type WorkerConfig struct {
 	// Now is the clock for every timestamp (reservations, delays, retryUntil, events).
 	// Default time.Now.
 	Now func() time.Time
+	// HorizonSupervisor lists the worker in Horizon's dashboard as a master supervisor
+	// while it runs, reachable by horizon:terminate, pause and continue (see
+	// HorizonSupervisor). It needs Connection.Horizon. Default nil: not listed.
+	HorizonSupervisor *HorizonSupervisor
+
 	// OnEvent is called for every Event, synchronously from the goroutine that caused
 	// it (possibly several at once): keep it fast and safe for concurrent use. Package
 	// metrics turns events into Prometheus metrics. Default nil.

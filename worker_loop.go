@@ -352,6 +352,7 @@ const settleMargin = 5 * time.Second
 
 // start runs popped jobs, one goroutine each.
 func (c *Worker) start(r *run, q string, jobs []rdb.PoppedJob, expires time.Time) {
+	c.horizonReserved(r, q, jobs)
 	for _, p := range jobs {
 		r.wg.Add(1)
 		go c.work(r, q, p, expires)
@@ -389,7 +390,7 @@ func (c *Worker) migrate(r *run, q string) error {
 	}
 	now := c.s.Now().Unix()
 	for _, from := range []rdb.Zset{rdb.Delayed, rdb.Reserved} {
-		moved, err := c.rdb.MigrateExpired(r.ctx, from, q, now, c.s.migrationLimit)
+		moved, err := c.migrateExpired(r.ctx, from, q, now)
 		if err != nil {
 			if r.ctx.Err() != nil {
 				return nil

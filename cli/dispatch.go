@@ -62,6 +62,7 @@ property does too).`
 func runDispatch(ctx context.Context, app *App, args []string) int {
 	fs := app.NewFlagSet("dispatch", dispatchUsage)
 	af := addAppFlags(fs.FlagSet, false, false)
+	addHorizonFlags(fs.FlagSet, false)
 	propsFile := fs.String("props", "", "JSON `file` with the job's properties (- for stdin)")
 	payloadFile := fs.String("payload", "", "a `file` as 'laraq decode' prints a payload (- for stdin): its data.command is the job")
 	encrypt := fs.Bool("encrypt", false, "encrypt the command with the application's key, as for a ShouldBeEncrypted class")

@@ -55,6 +55,10 @@ released, exceptions and timeouts by queue and class, handler durations, queue d
 expired reservations moved back) and /healthz (503 within a second of Redis not
 answering, 200 as soon as it answers again).
 
+` + horizonUsage + `
+With --horizon-supervisor[=NAME] the worker also shows as a master supervisor with its
+queues and concurrency, which horizon:terminate, horizon:pause and horizon:continue reach.
+
 Stopping: SIGTERM or SIGINT stop taking jobs; jobs in flight get --shutdown-grace to
 finish (a second signal exits at once). SIGUSR2 pauses, SIGCONT resumes.
 'php artisan queue:restart' (or 'laraq restart') makes the worker finish its jobs and
@@ -113,6 +117,7 @@ type workFlags struct {
 func runWork(ctx context.Context, app *App, args []string) int {
 	fs := app.NewFlagSet("work", workUsage)
 	af := addAppFlags(fs.FlagSet, true, true)
+	hf := addHorizonFlags(fs.FlagSet, true)
 	var w workFlags
 	fs.IntVar(&w.tries, "tries", laraq.DefaultTries, "number of times to attempt a job before failing it (0: unlimited)")
 	fs.StringVar(&w.backoff, "backoff", "0", "seconds to wait before retrying a job that failed, per attempt: `LIST` such as 1,5,10")
@@ -196,6 +201,9 @@ func runWork(ctx context.Context, app *App, args []string) int {
 		conn.BlockFor = new(seconds(f))
 	}
 	conn.Cache.Disabled = w.noCache
+	if err := hf.apply(&cfg, conn); err != nil {
+		return app.errorf("%v", err)
+	}
 	if conn.Failed == nil {
 		logger.Warn("failed-job store is null: failed jobs are dropped like Laravel's null failed driver, and jobs without handler are released instead")
 	} else if dsn, local, _ := appCfg.FailedStore(); local && af.database == "" {

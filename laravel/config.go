@@ -149,6 +149,11 @@ type Config struct {
 	FailedDatabase string
 	FailedTable    string
 
+	// Horizon is the application's config/horizon.php when laraq writes Horizon's
+	// records for it: when the application uses laravel/horizon, or LARAQ_HORIZON=on
+	// (see loadHorizon). Nil otherwise.
+	Horizon *Horizon
+
 	// Root is the application directory Load read config files and the framework from:
 	// App.Root, or the .env file's directory when it holds an application (artisan, or
 	// config/ beside composer.json; Origins["Root"] then says so). "" when none.
@@ -265,6 +270,9 @@ func Load(src App) (*Config, error) {
 		return nil, err
 	}
 	if err := l.loadFailed(); err != nil {
+		return nil, err
+	}
+	if err := c.loadHorizon(r); err != nil {
 		return nil, err
 	}
 	c.loadEncryption(r)

@@ -71,6 +71,7 @@ func (c *Config) Connect(ctx context.Context, opts ConnectOptions) (*laraq.Conne
 		return nil, err
 	}
 	conn.Client, conn.Cache.Client = queue, cache
+	c.connectHorizon(conn, queue, cache)
 	conn.Owned = append(conn.Owned, queue)
 	if cache != queue {
 		conn.Owned = append(conn.Owned, cache)

@@ -42,6 +42,15 @@ type HorizonPrepare struct {
 	Silenced bool
 	// SilencedClasses is horizon.silenced of config/horizon.php.
 	SilencedClasses []string
+	// Raw prepares the payload as Horizon's pushRaw does when no job object comes with
+	// it (Queue::pushRaw, `php artisan queue:retry`): type "job", the payload's own tags
+	// only, not silenced, and id left as it is (createPayloadArray, which sets id = uuid,
+	// did not run). Tags, Silenced and SilencedClasses are ignored.
+	Raw bool
+	// Later prepares the payload of a delayed push. Horizon's later() builds it with
+	// createPayload($job, $queue, $data), without the delay, so on Laravel 12.11+, whose
+	// payloads carry "delay", it is written null; an absent key stays absent.
+	Later bool
 }
 
 // PrepareForHorizon turns a payload built for Laravel's RedisQueue (BuildObject,
@@ -68,11 +77,17 @@ func PrepareForHorizon(raw []byte, o HorizonPrepare) ([]byte, error) {
 	if v.Kind != KindArray || len(v.Items) > 0 && v.IsList() {
 		return nil, errors.New("payload: horizon: the payload is not a JSON object")
 	}
+	if o.Raw {
+		return prepareRaw(v, o.PushedAt, len(raw))
+	}
 	uuid := v.Get("uuid")
 	if uuid == nil || uuid.Kind != KindString || uuid.Str == "" {
 		return nil, errors.New("payload: horizon: the payload has no uuid (Horizon sets id = uuid and keys the job by it)")
 	}
 	v.Set("id", *uuid)
+	if d := v.Get("delay"); o.Later && d != nil {
+		v.Set("delay", Value{Kind: KindNull})
+	}
 
 	job := valueStr(v.Get("job"))
 	var data *Value
@@ -147,15 +162,43 @@ func PrepareForHorizon(raw []byte, o HorizonPrepare) ([]byte, error) {
 		}
 	}
 
+	return setHorizonKeys(v, typ, tags, silenced, o.PushedAt, len(raw))
+}
+
+// setHorizonKeys merges JobPayload::prepare's keys into v and encodes it with json_encode.
+func setHorizonKeys(v Value, typ string, tags Value, silenced bool, pushedAt time.Time, size int) ([]byte, error) {
 	v.Set("type", Value{Kind: KindString, Str: typ})
 	v.Set("tags", tags)
 	v.Set("silenced", Value{Kind: KindBool, Bool: silenced})
-	v.Set("pushedAt", Value{Kind: KindString, Str: php.FloatString(float64(o.PushedAt.UnixMicro()) / 1e6)})
-	out, err := v.AppendJSON(make([]byte, 0, len(raw)+len(raw)/4+128), 0)
+	v.Set("pushedAt", Value{Kind: KindString, Str: php.FloatString(float64(pushedAt.UnixMicro()) / 1e6)})
+	out, err := v.AppendJSON(make([]byte, 0, size+size/4+128), 0)
 	if err != nil {
 		return nil, fmt.Errorf("payload: horizon: %w", err)
 	}
 	return out, nil
+}
+
+// prepareRaw is JobPayload::prepare(null): what Horizon's pushRaw stores for a payload
+// pushed without a job object.
+func prepareRaw(v Value, pushedAt time.Time, size int) ([]byte, error) {
+	if id := v.Get("uuid"); id == nil || id.Kind == KindNull {
+		if id = v.Get("id"); id == nil || id.Kind == KindNull {
+			return nil, errors.New("payload: horizon: the payload has neither uuid nor id (Horizon keys a job by uuid ?? id)")
+		}
+	}
+	tags := Value{Kind: KindArray}
+	if old := v.Get("tags"); old != nil && old.Kind == KindArray {
+		// array_merge($tags, []): integer keys are renumbered, string keys kept.
+		n := 0
+		for _, it := range old.Items {
+			if _, err := strconv.Atoi(it.Key); err == nil {
+				it.Key = strconv.Itoa(n)
+				n++
+			}
+			tags.Items = append(tags.Items, it)
+		}
+	}
+	return setHorizonKeys(v, "job", tags, false, pushedAt, size)
 }
 
 // HorizonType is JobPayload::determineType for a command class: broadcast, event, mail,

@@ -181,3 +181,58 @@ func deleteWhenMissing(env *Envelope) bool {
 	raw, ok := env.Get("deleteWhenMissingModels")
 	return ok && string(raw) == "true"
 }
+
+// TestPrepareForHorizonLaterAndRawMatchHorizon compares HorizonPrepare.Later and .Raw
+// with Horizon's own later() and pushRaw() on every major whose tree Horizon's queue
+// runs on. later() builds its payload without the delay (createPayload($job, $queue,
+// $data)), so from Laravel 12.11, whose payloads carry "delay", Horizon's delayed jobs
+// say "delay":null where the framework's say the seconds; pushRaw() without a job object
+// adds type job, the payload's own tags and silenced false, and keeps the id.
+func TestPrepareForHorizonLaterAndRawMatchHorizon(t *testing.T) {
+	srv := testenv.RedisServer(t)
+	versions := map[int]Shape{10: {}, 11: {}, 12: {CreatedAt: true, BatchID: true}, 13: {CreatedAt: true, BatchID: true, DeleteWhenMissingModels: true}}
+	for _, major := range []int{10, 11, 12, 13} {
+		t.Run(fmt.Sprintf("laravel-%d", major), func(t *testing.T) {
+			base := "lq" + testenv.RandomName(4)
+			php := testenv.HorizonPHP{Major: major, Redis: srv, Prefix: base + "_database_", HorizonPrefix: base + "_horizon:", Silenced: hzSilenced}
+			t.Cleanup(func() {
+				srv.Client(t, 0).Del(t.Context(), base+"_database_queues:default", base+"_database_queues:default:delayed")
+			})
+			cases := hzCases()
+			for _, mode := range []string{"later", "raw"} {
+				var out []struct{ Plain, Horizon string }
+				php.Run(t, "prepare", map[string]any{"cases": cases, "mode": mode, "delay": 7}, &out)
+				if len(out) != len(cases) {
+					t.Fatalf("%s: %d results for %d cases", mode, len(out), len(cases))
+				}
+				for i, tc := range cases {
+					want := out[i].Horizon
+					pushed, err := Parse([]byte(want))
+					if err != nil {
+						t.Fatalf("%s %s: %v: %s", mode, tc.Kind, err, want)
+					}
+					plain, err := Parse([]byte(out[i].Plain))
+					if err != nil {
+						t.Fatal(err)
+					}
+					o := HorizonPrepare{PushedAt: parsePushedAt(t, pushed.PushedAt), Tags: tc.tags, Silenced: tc.silenced,
+						SilencedClasses: hzSilenced, Later: mode == "later", Raw: mode == "raw"}
+					got, err := PrepareForHorizon([]byte(out[i].Plain), o)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if string(got) != want {
+						t.Errorf("%s %s%d:\n got: %s\nwant: %s", mode, tc.Kind, i, got, want)
+					}
+					_, hasDelay := plain.Get("delay")
+					if mode == "later" && versions[major].CreatedAt != hasDelay {
+						t.Errorf("%s: the framework's later() payload has delay: %v", tc.Kind, hasDelay)
+					}
+					if mode == "later" && hasDelay && !strings.Contains(want, `"delay":null`) {
+						t.Errorf("%s: Horizon's later() payload %s has a delay", tc.Kind, want)
+					}
+				}
+			}
+		})
+	}
+}

@@ -17,10 +17,7 @@ import (
 func TestMain(m *testing.M) { testenv.Main(m) }
 
 // zm is one sorted-set member.
-type zm struct {
-	Member string  `json:"member"`
-	Score  float64 `json:"score"`
-}
+type zm = testenv.ZMember
 
 // keyState is everything about one key a test asserts: type and full contents.
 type keyState struct {

@@ -317,7 +317,7 @@ func (j *HorizonJob) check(what string) error {
 // updated_at) with a TTL of trim.pending minutes, and it joins the zset of each of its
 // tags that is monitored. job.Payload is the payload exactly as pushed. Call it in the
 // pipeline of the push, after it, for payloads prepared with payload.PrepareForHorizon.
-func (h *Horizon) Pushed(ctx context.Context, p redis.Pipeliner, job HorizonJob) error {
+func (h *Horizon) Pushed(ctx context.Context, p redis.Scripter, job HorizonJob) error {
 	if err := job.check("pushed"); err != nil {
 		return err
 	}
@@ -341,7 +341,7 @@ func (h *Horizon) Pushed(ctx context.Context, p redis.Pipeliner, job HorizonJob)
 // recorded as reserved_at: the start of the job's runtime (Horizon's Stopwatch starts on
 // the same event), which Metrics takes. A job Horizon did not push is adopted: its hash
 // gets what StoreJob would have written (see horizon_update.lua).
-func (h *Horizon) Reserved(ctx context.Context, p redis.Pipeliner, job HorizonJob) (time.Time, error) {
+func (h *Horizon) Reserved(ctx context.Context, p redis.Scripter, job HorizonJob) (time.Time, error) {
 	if err := job.check("reserved"); err != nil {
 		return time.Time{}, err
 	}
@@ -352,7 +352,7 @@ func (h *Horizon) Reserved(ctx context.Context, p redis.Pipeliner, job HorizonJo
 
 // Released queues MarkJobAsReleased for a job released back to the queue (with or
 // without a delay): status pending, payload = the reserved copy, updated_at.
-func (h *Horizon) Released(ctx context.Context, p redis.Pipeliner, job HorizonJob) error {
+func (h *Horizon) Released(ctx context.Context, p redis.Scripter, job HorizonJob) error {
 	if err := job.check("released"); err != nil {
 		return err
 	}
@@ -364,7 +364,7 @@ func (h *Horizon) Released(ctx context.Context, p redis.Pipeliner, job HorizonJo
 // :reserved to the ready list (RDB.MigrateExpiredJobs returns them): for each, status
 // pending, payload = the moved bytes, updated_at. Each job's Payload must be the moved
 // member itself (HorizonJobFromPayload builds them).
-func (h *Horizon) Migrated(ctx context.Context, p redis.Pipeliner, jobs ...HorizonJob) error {
+func (h *Horizon) Migrated(ctx context.Context, p redis.Scripter, jobs ...HorizonJob) error {
 	for i := range jobs {
 		if err := jobs[i].check("migrated"); err != nil {
 			return err
@@ -377,14 +377,14 @@ func (h *Horizon) Migrated(ctx context.Context, p redis.Pipeliner, jobs ...Horiz
 	return nil
 }
 
-func (h *Horizon) update(ctx context.Context, p redis.Pipeliner, job HorizonJob, s stamp, status string) {
+func (h *Horizon) update(ctx context.Context, p redis.Scripter, job HorizonJob, s stamp, status string) {
 	hzUpdateScript.EvalSha(ctx, p,
 		[]string{h.keys.Job(job.ID), h.keys.RecentJobs(), h.keys.PendingJobs()},
 		job.ID, job.Connection, job.Queue, job.Name, job.Payload, s.t, s.negT, s.plus(h.trim.Pending), status)
 }
 
 // retryStatus queues the parent's retried_by update of a finished retry.
-func (h *Horizon) retryStatus(ctx context.Context, p redis.Pipeliner, job *HorizonJob, status string) {
+func (h *Horizon) retryStatus(ctx context.Context, p redis.Scripter, job *HorizonJob, status string) {
 	if job.RetryOf != "" {
 		hzRetryStatusScript.EvalSha(ctx, p, []string{h.keys.Job(job.RetryOf)}, job.ID, status)
 	}
@@ -396,7 +396,7 @@ func (h *Horizon) retryStatus(ctx context.Context, p redis.Pipeliner, job *Horiz
 // pending_jobs; status completed, completed_at, TTL trim.completed; a job with a
 // monitored tag also joins monitored_jobs with its full record and TTL trim.monitored.
 // job.Payload is the reserved copy. Queue Metrics next, as UpdateJobMetrics follows.
-func (h *Horizon) Completed(ctx context.Context, p redis.Pipeliner, job HorizonJob) error {
+func (h *Horizon) Completed(ctx context.Context, p redis.Scripter, job HorizonJob) error {
 	if err := job.check("completed"); err != nil {
 		return err
 	}
@@ -424,7 +424,7 @@ func (h *Horizon) Completed(ctx context.Context, p redis.Pipeliner, job HorizonJ
 // Horizon's Stopwatch does. A zero reservedAt records a runtime of 0, as Horizon does for
 // a job it did not time. queue is the bare queue name the job was popped from, name its
 // displayName (HorizonJob.Queue and .Name).
-func (h *Horizon) Metrics(ctx context.Context, p redis.Pipeliner, queue, name string, reservedAt time.Time) {
+func (h *Horizon) Metrics(ctx context.Context, p redis.Scripter, queue, name string, reservedAt time.Time) {
 	ms := "0"
 	if !reservedAt.IsZero() {
 		elapsed := float64(h.now().Sub(reservedAt).Microseconds()) / 1000
@@ -454,7 +454,7 @@ type Failure struct {
 // exception, context, failed_at; TTL trim.failed) and StoreTagsForFailedJob (P failed:TAG
 // zsets, EXPIRE trim.failed). No metrics: Horizon only measures successes. job.Payload is
 // the reserved copy.
-func (h *Horizon) Failed(ctx context.Context, p redis.Pipeliner, job HorizonJob, f Failure) error {
+func (h *Horizon) Failed(ctx context.Context, p redis.Scripter, job HorizonJob, f Failure) error {
 	if err := job.check("failed"); err != nil {
 		return err
 	}

@@ -15,15 +15,7 @@ import (
 )
 
 // hkey is everything about one key of any type: what the Horizon tests assert.
-type hkey struct {
-	Type     string            `json:"type"`
-	Hash     map[string]string `json:"hash,omitempty"`
-	Set      []string          `json:"set,omitempty"` // sorted
-	ZSet     []zm              `json:"zset,omitempty"`
-	List     []string          `json:"list,omitempty"`
-	Str      *string           `json:"string,omitempty"`
-	ExpireAt int64             `json:"expireat,omitempty"` // EXPIRETIME, 0 = none
-}
+type hkey = testenv.DumpedKey
 
 // hstate maps key names, prefix removed, to their contents.
 type hstate map[string]hkey
@@ -53,50 +45,7 @@ func hlist(items ...string) hkey { return hkey{Type: "list", List: items} }
 // dumpAll reads every key under prefix.
 func dumpAll(t testing.TB, c redis.UniversalClient, prefix string) hstate {
 	t.Helper()
-	ctx := context.Background()
-	keys, err := testenv.Keys(ctx, c, escapeGlob(prefix))
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := hstate{}
-	for _, key := range keys {
-		typ, err := c.Type(ctx, key).Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		k := hkey{Type: typ}
-		switch typ {
-		case "hash":
-			k.Hash, err = c.HGetAll(ctx, key).Result()
-		case "set":
-			k.Set, err = c.SMembers(ctx, key).Result()
-			sort.Strings(k.Set)
-		case "zset":
-			var zs []redis.Z
-			zs, err = c.ZRangeWithScores(ctx, key, 0, -1).Result()
-			for _, z := range zs {
-				k.ZSet = append(k.ZSet, zm{Member: z.Member.(string), Score: z.Score})
-			}
-		case "list":
-			k.List, err = c.LRange(ctx, key, 0, -1).Result()
-		case "string":
-			var v string
-			v, err = c.Get(ctx, key).Result()
-			k.Str = &v
-		}
-		if err != nil {
-			t.Fatalf("read %s: %v", key, err)
-		}
-		at, err := c.ExpireTime(ctx, key).Result()
-		if err != nil {
-			t.Fatalf("expiretime %s: %v", key, err)
-		}
-		if at > 0 {
-			k.ExpireAt = int64(at / time.Second)
-		}
-		out[strings.TrimPrefix(key, prefix)] = k
-	}
-	return out
+	return testenv.DumpKeys(t, c, prefix)
 }
 
 func assertHState(t testing.TB, what string, got, want hstate) {

@@ -347,17 +347,7 @@ func (run *storyRun) readBack(t *testing.T, tags []string) (raw, dash any) {
 	var out any
 	run.php.Run(t, "read", map[string]any{"ids": run.ids, "tags": tags, "snapshot": true}, &out)
 	n := run.normaliser()
-	rawJSON, err := json.Marshal(rawState)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rawAny any
-	d := json.NewDecoder(strings.NewReader(string(rawJSON)))
-	d.UseNumber()
-	if err := d.Decode(&rawAny); err != nil {
-		t.Fatal(err)
-	}
-	return n.value("", rawAny), n.value("", out)
+	return n.JSON(t, rawState), n.Value("", out)
 }
 
 func TestHorizonWorkerMatchesPHP(t *testing.T) {

@@ -29,7 +29,10 @@
 //              framework's RedisQueue::createPayload writes ("plain", what a Go dispatch
 //              builds) and the bytes Horizon's RedisQueue::push stores ("horizon":
 //              id = uuid, JobPayload::prepare; not pushed, null, with "push": false).
-//              Prints [{"plain": ..., "horizon": ...}].
+//              Prints [{"plain": ..., "horizon": ...}]. With "mode": "later" the job goes
+//              through Horizon's later() (delay "delay" seconds, default 5; "plain" is the
+//              framework's later() payload, "horizon" the :delayed member); with "mode":
+//              "raw" "plain" goes through Horizon's pushRaw() with no job object.
 //   present    {"environment": "...", "basename": "...", "paused": false, "options": {...}}:
 //              a master supervisor (MasterSupervisor named basename-XXXX) with one
 //              supervisor (Supervisor with SupervisorOptions::fromArray(options)) written
@@ -259,13 +262,33 @@ switch ($op) {
             Str::createUuidsUsing(fn () => \Ramsey\Uuid\Uuid::fromString($case['uuid']));
             $job = laraq_prepare_job($case);
             $data = $case['data'] ?? '';
-            $plain = $create->invoke($vanilla, $job, 'queues:default', $data);
+            $mode = $in['mode'] ?? 'push';
+            $redis = $app['redis']->connection('default');
+            // The framework's later() passes the delay to createPayload (12.11+ writes it
+            // as "delay"; earlier releases take no fourth argument and ignore it).
+            $plain = $mode === 'later'
+                ? $create->invoke($vanilla, $job, 'queues:default', $data, $in['delay'] ?? 5)
+                : $create->invoke($vanilla, $job, 'queues:default', $data);
             if (! ($in['push'] ?? true)) {
                 $out[] = ['plain' => $plain, 'horizon' => null];
                 continue;
             }
-            $queue->push($job, $data, 'default');
-            $out[] = ['plain' => $plain, 'horizon' => $app['redis']->connection('default')->lindex('queues:default', -1)];
+            if ($mode === 'later') {
+                $redis->del('queues:default:delayed');
+                $queue->later($in['delay'] ?? 5, $job, $data, 'default');
+                $out[] = ['plain' => $plain, 'horizon' => $redis->zrange('queues:default:delayed', 0, -1)[0] ?? null];
+                continue;
+            }
+            if ($mode === 'raw') {
+                // Queue::pushRaw with no job pushed before on this queue object.
+                $last = new ReflectionProperty($queue, 'lastPushed');
+                $last->setAccessible(true);
+                $last->setValue($queue, null);
+                $queue->pushRaw($plain, 'default');
+            } else {
+                $queue->push($job, $data, 'default');
+            }
+            $out[] = ['plain' => $plain, 'horizon' => $redis->lindex('queues:default', -1)];
         }
         Str::createUuidsNormally();
         laraq_out($out);
