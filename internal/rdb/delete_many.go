@@ -2,9 +2,6 @@ package rdb
 
 import (
 	"context"
-	"fmt"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // Finished is one job to delete with DeleteReservedMany: its bare queue name and the
@@ -34,29 +31,6 @@ func (r *RDB) DeleteReservedMany(ctx context.Context, jobs []Finished) (deleted 
 		deleted[0], errs[0] = r.DeleteReserved(ctx, jobs[0].Queue, jobs[0].Reserved)
 		return deleted, errs, errs[0]
 	}
-	cmds := make([]*redis.IntCmd, len(jobs))
-	_, perr := r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, j := range jobs {
-			cmds[i] = p.ZRem(ctx, r.keysOf(j.Queue).Reserved, j.Reserved)
-		}
-		return nil
-	})
-	for i, c := range cmds {
-		n, cerr := c.Result()
-		if cerr != nil {
-			errs[i] = fmt.Errorf("rdb: delete reserved job on queue %q: %w", jobs[i].Queue, cerr)
-			if err == nil {
-				err = errs[i]
-			}
-			continue
-		}
-		deleted[i] = n == 1
-	}
-	if err == nil && perr != nil {
-		err = fmt.Errorf("rdb: delete reserved jobs: %w", perr)
-		for i := range errs {
-			errs[i] = err
-		}
-	}
+	deleted, errs, _, err = r.DeleteReservedManyAnd(ctx, jobs, nil)
 	return deleted, errs, err
 }
