@@ -580,7 +580,7 @@ func (p *phpParser) array(closing string) (*hzNode, error) {
 // phpFile is what the reader takes from a configuration file.
 type phpFile struct {
 	imports map[string]string // lower-cased alias → fully qualified class name
-	ret     *hzNode          // the returned expression
+	ret     *hzNode           // the returned expression
 	skipped []string          // statements before return that were not understood
 }
 
