@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"github.com/redis/go-redis/v9"
 
@@ -22,8 +20,9 @@ import (
 // write the same records at the same moments, so Go workers and Go dispatches show up
 // in the dashboard PHP teams already use, beside PHP's. The records travel in the round
 // trips the queue operations make anyway (see horizonState.exec): the deletions of
-// finished jobs carry their completed and metrics records, a batch of popped jobs one
-// pipeline of reserved records, a push its pushed record inside the same MULTI.
+// finished jobs carry their completed and metrics records and the reserved records of
+// jobs that started since (see acks.record), a push its pushed record inside the same
+// MULTI.
 //
 // Horizon's bookkeeping never decides the fate of a job: a record that cannot be
 // written is logged and the job goes on exactly as without Horizon.
@@ -77,10 +76,6 @@ type horizonState struct {
 	connection string                // the queue connection name the records carry
 	silenced   []string
 	log        *slog.Logger
-
-	// popped holds, between the pop and the start of each job, what its reserved
-	// record said, keyed by the address of its reserved copy's bytes (see attach).
-	popped sync.Map // *byte → *hzJob
 
 	sup      *supervisorRun // a worker's master and supervisor records, nil for none
 	scripts  atomic.Bool    // Horizon's scripts were loaded (see loadScripts)
@@ -198,51 +193,30 @@ type hzJob struct {
 	failure    *rdb.Failure // set when the job is failed: its deletion records that
 }
 
-// horizonReserved records the jobs of one pop as reserved (Horizon's JobReserved:
-// status reserved, the reserved copy, reserved_at), in one pipeline. The records go
-// through the acknowledgement batcher, which keeps them before the jobs' completion
-// records, so the loop does not wait for them.
-func (c *Worker) horizonReserved(r *run, queue string, jobs []rdb.PoppedJob) {
+// horizonReserved records a starting job as reserved (Horizon's JobReserved: status
+// reserved, the reserved copy, reserved_at) and keeps what the job's other records
+// need. It runs in the job's goroutine, before the handler: the payload is read there,
+// not in the loop that pops for every job. The record goes through the acknowledgement
+// batcher, which keeps it before the job's completion record, so the job does not wait
+// for it.
+func (c *Worker) horizonReserved(r *run, jr *jobRun) {
 	h := c.hz
-	if h == nil || len(jobs) == 0 {
+	if h == nil || jr.popped.Invalid != nil || len(jr.popped.Reserved) == 0 {
 		return
 	}
-	hzs := make([]*hzJob, 0, len(jobs))
-	for _, pj := range jobs {
-		if pj.Invalid != nil || len(pj.Reserved) == 0 {
-			continue
-		}
-		j, err := rdb.HorizonJobFromPayload(pj.Reserved, h.connection, queue)
-		if err != nil {
-			// Horizon cannot key it either; the worker fails it as unreadable.
-			c.log.Debug("job not recorded for Horizon", "queue", queue, "err", err)
-			continue
-		}
-		hz := &hzJob{job: j}
-		h.popped.Store(unsafe.SliceData(pj.Reserved), hz)
-		hzs = append(hzs, hz)
-	}
-	if len(hzs) == 0 {
+	j, err := rdb.HorizonJobFromPayload(jr.popped.Reserved, h.connection, jr.queue)
+	if err != nil {
+		// Horizon cannot key it either; the worker fails it as unreadable.
+		c.log.Debug("job not recorded for Horizon", "queue", jr.queue, "err", err)
 		return
 	}
+	hz := &hzJob{job: j}
+	jr.hz = hz
 	c.acks.record(r.ackCtx, "reserved", func(ctx context.Context, b *rdb.HorizonBatch) {
-		for _, hz := range hzs {
-			if at, err := h.rec.Reserved(ctx, b, hz.job); err == nil {
-				hz.reservedAt.Store(at.UnixNano())
-			}
+		if at, err := h.rec.Reserved(ctx, b, hz.job); err == nil {
+			hz.reservedAt.Store(at.UnixNano())
 		}
 	})
-}
-
-// horizonAttach gives a starting job what horizonReserved recorded of it. The popped
-// job reaches its goroutine by value; the address of its reserved bytes is the same.
-func (c *Worker) horizonAttach(jr *jobRun) {
-	if c.hz == nil || len(jr.popped.Reserved) == 0 {
-		return
-	}
-	if v, ok := c.hz.popped.LoadAndDelete(unsafe.SliceData(jr.popped.Reserved)); ok {
-		jr.hz = v.(*hzJob)
-	}
 }
 
 // horizonReleased records a released job (JobReleased: status pending, the reserved

@@ -34,7 +34,7 @@ type jobRun struct {
 func (c *Worker) work(r *run, queue string, p rdb.PoppedJob, expires time.Time) {
 	jr := &jobRun{queue: queue, popped: p}
 	jr.extendTo(expires)
-	c.horizonAttach(jr)
+	c.horizonReserved(r, jr)
 	if c.process(r, jr) {
 		return
 	}

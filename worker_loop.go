@@ -352,7 +352,6 @@ const settleMargin = 5 * time.Second
 
 // start runs popped jobs, one goroutine each.
 func (c *Worker) start(r *run, q string, jobs []rdb.PoppedJob, expires time.Time) {
-	c.horizonReserved(r, q, jobs)
 	for _, p := range jobs {
 		r.wg.Add(1)
 		go c.work(r, q, p, expires)
