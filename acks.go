@@ -40,9 +40,10 @@ type deleteReq struct {
 
 	// A request without deletion: Horizon records sent in the order of the requests
 	// (see acks.record). release is called once they were sent.
-	record  func(ctx context.Context, b *rdb.HorizonBatch)
-	what    string
-	release func()
+	record   func(ctx context.Context, b *rdb.HorizonBatch)
+	what     string
+	release  func()
+	reserves *hzJob // set for a job's reserved record
 }
 
 func newAcks(r *rdb.RDB) *acks { return &acks{rdb: r} }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/laraq/laraq/bus"
+	"github.com/laraq/laraq/encryption"
 )
 
 // Batched jobs (Bus::batch) carry their batch's id: data.batchId from 12.51, and always
@@ -48,10 +49,22 @@ func (j *JobInfo) Batch(ctx context.Context) (*bus.Batch, error) {
 
 // batchID is BatchID, from the decoded command when the envelope did not carry it.
 func (j *JobInfo) batchID() string {
-	if j.BatchID == "" && j.IsObjectJob() {
+	if j.BatchID == "" && j.IsObjectJob() && j.mayHaveBatchID() {
 		_, _ = j.Value() // sets BatchID from the batchId property
 	}
 	return j.BatchID
+}
+
+// batchIDProperty is how the Batchable trait's public batchId property starts in a
+// serialized command.
+const batchIDProperty = `s:7:"batchId";`
+
+// mayHaveBatchID reports whether the command can hold a batchId: a plain command
+// without the property's name is not decoded only to look for it (a handler that
+// reads the job's raw JobInfo would otherwise pay a full decode per job).
+func (j *JobInfo) mayHaveBatchID() bool {
+	cmd := j.Payload.Command
+	return j.cmdSet || looksEncrypted(cmd) || encryption.IsEncryptedCommand(cmd) || strings.Contains(cmd, batchIDProperty)
 }
 
 // batchFor finds the batch of a finished job, or nil when the job is not batched, its

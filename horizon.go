@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/laraq/laraq/internal/rdb"
+	"github.com/laraq/laraq/payload"
 )
 
 // Laravel Horizon (laravel/horizon 5.x) draws its dashboard from records its PHP
@@ -199,12 +200,13 @@ type hzJob struct {
 // not in the loop that pops for every job. The record goes through the acknowledgement
 // batcher, which keeps it before the job's completion record, so the job does not wait
 // for it.
-func (c *Worker) horizonReserved(r *run, jr *jobRun) {
+func (c *Worker) horizonReserved(r *run, jr *jobRun, env *payload.Envelope) {
 	h := c.hz
 	if h == nil || jr.popped.Invalid != nil || len(jr.popped.Reserved) == 0 {
 		return
 	}
-	j, err := rdb.HorizonJobFromPayload(jr.popped.Reserved, h.connection, jr.queue)
+	// env is the popped copy's: the keys Horizon reads are the reserved copy's too.
+	j, err := rdb.NewHorizonJob(env, h.connection, jr.queue, jr.popped.Reserved)
 	if err != nil {
 		// Horizon cannot key it either; the worker fails it as unreadable.
 		c.log.Debug("job not recorded for Horizon", "queue", jr.queue, "err", err)
@@ -212,7 +214,7 @@ func (c *Worker) horizonReserved(r *run, jr *jobRun) {
 	}
 	hz := &hzJob{job: j}
 	jr.hz = hz
-	c.acks.record(r.ackCtx, "reserved", func(ctx context.Context, b *rdb.HorizonBatch) {
+	c.acks.recordReserved(r.ackCtx, hz, func(ctx context.Context, b *rdb.HorizonBatch) {
 		if at, err := h.rec.Reserved(ctx, b, hz.job); err == nil {
 			hz.reservedAt.Store(at.UnixNano())
 		}
@@ -253,15 +255,24 @@ func (c *Worker) horizonFailing(jr *jobRun, exception string) {
 }
 
 // finished queues the records of a job deleted from :reserved: failed (JobDeleted with
-// hasFailed, then JobFailed), or completed with its metrics (JobDeleted).
-func (h *horizonState) finished(ctx context.Context, p redis.Scripter, j *hzJob) {
+// hasFailed, then JobFailed), or completed with its metrics (JobDeleted). With
+// reserved (a completed job only), the job's reserved record was not sent: it goes with
+// the completion.
+func (h *horizonState) finished(ctx context.Context, p redis.Scripter, j *hzJob, reserved bool) {
 	if j.failure != nil {
 		if err := h.rec.Failed(ctx, p, j.job, *j.failure); err != nil {
 			h.failed("failed", err)
 		}
 		return
 	}
-	if err := h.rec.Completed(ctx, p, j.job); err != nil {
+	if reserved {
+		at, err := h.rec.ReservedCompleted(ctx, p, j.job)
+		if err != nil {
+			h.failed("completed", err)
+			return
+		}
+		j.reservedAt.Store(at.UnixNano())
+	} else if err := h.rec.Completed(ctx, p, j.job); err != nil {
 		h.failed("completed", err)
 		return
 	}
@@ -296,6 +307,27 @@ func (c *Worker) migrateExpired(ctx context.Context, from rdb.Zset, queue string
 	return int64(len(moved)), nil
 }
 
+// reservedAndDeleted finds the completed jobs whose reserved record comes before their
+// deletion in reqs; nil when there are none.
+func reservedAndDeleted(reqs []*deleteReq) map[*hzJob]bool {
+	var reserving, both map[*hzJob]bool
+	for _, r := range reqs {
+		switch {
+		case r.reserves != nil:
+			if reserving == nil {
+				reserving = make(map[*hzJob]bool)
+			}
+			reserving[r.reserves] = true
+		case r.record == nil && r.hz != nil && r.hz.failure == nil && reserving[r.hz]:
+			if both == nil {
+				both = make(map[*hzJob]bool)
+			}
+			both[r.hz] = true
+		}
+	}
+	return both
+}
+
 // deleteOne deletes one job outside a batch, with its Horizon records when it has any.
 func (a *acks) deleteOne(ctx context.Context, queue string, reserved []byte, hz *hzJob) (bool, error) {
 	if a.hz == nil || hz == nil {
@@ -311,13 +343,25 @@ func (a *acks) deleteOne(ctx context.Context, queue string, reserved []byte, hz 
 // always precedes its completed record, which its deletion hands over later. It does
 // not wait. Without a running batcher it sends them at once.
 func (a *acks) record(ctx context.Context, what string, fn func(ctx context.Context, b *rdb.HorizonBatch)) {
+	a.send(ctx, &deleteReq{record: fn, what: what})
+}
+
+// recordReserved is record for job's reserved record, fn. When the job's deletion
+// travels in the same batch, the batch sends both records as one call
+// (rdb.Horizon.ReservedCompleted) instead of fn.
+func (a *acks) recordReserved(ctx context.Context, job *hzJob, fn func(ctx context.Context, b *rdb.HorizonBatch)) {
+	a.send(ctx, &deleteReq{record: fn, what: "reserved", reserves: job})
+}
+
+func (a *acks) send(ctx context.Context, req *deleteReq) {
 	if b := a.batcher.Load(); b != nil {
 		b.mu.RLock()
 		if !b.closed {
 			b.inflight.Add(1)
 			b.mu.RUnlock()
+			req.release = b.inflight.Done
 			select {
-			case b.reqs <- &deleteReq{record: fn, what: what, release: b.inflight.Done}:
+			case b.reqs <- req:
 			case <-ctx.Done():
 				b.inflight.Done()
 			}
@@ -325,7 +369,7 @@ func (a *acks) record(ctx context.Context, what string, fn func(ctx context.Cont
 		}
 		b.mu.RUnlock()
 	}
-	a.hz.execBatch(ctx, what, func(b *rdb.HorizonBatch) { fn(ctx, b) })
+	a.hz.execBatch(ctx, req.what, func(b *rdb.HorizonBatch) { req.record(ctx, b) })
 }
 
 // deleteMany sends a batch of requests: the deletions of finished jobs
@@ -357,15 +401,19 @@ func (a *acks) deleteMany(ctx context.Context, reqs []*deleteReq) {
 		}
 		return
 	}
-	// Every record of the requests, in their order, as one batch: one script call.
+	// Every record of the requests, in their order, as one batch: one script call. A
+	// job whose reserved record and deletion are both here has them sent together.
+	together := reservedAndDeleted(reqs)
 	queue := func(p redis.Pipeliner) {
 		b := &rdb.HorizonBatch{}
 		for _, r := range reqs {
 			switch {
 			case r.record != nil:
-				r.record(ctx, b)
+				if r.reserves == nil || !together[r.reserves] {
+					r.record(ctx, b)
+				}
 			case r.hz != nil && r.err == nil:
-				h.finished(ctx, b, r.hz)
+				h.finished(ctx, b, r.hz, together[r.hz])
 			}
 		}
 		if _, err := b.Queue(ctx, p); err != nil {

@@ -34,8 +34,16 @@ type jobRun struct {
 func (c *Worker) work(r *run, queue string, p rdb.PoppedJob, expires time.Time) {
 	jr := &jobRun{queue: queue, popped: p}
 	jr.extendTo(expires)
-	c.horizonReserved(r, jr)
-	if c.process(r, jr) {
+	var env *payload.Envelope
+	var err error
+	if p.Invalid == nil {
+		// Parsed once, here, for Horizon's reserved record and for the run.
+		env, err = payload.Parse(p.Job)
+	}
+	if err == nil && env != nil {
+		c.horizonReserved(r, jr, env)
+	}
+	if c.process(r, jr, env, err) {
 		return
 	}
 	c.finish(r)
@@ -50,16 +58,16 @@ func (c *Worker) finish(r *run) {
 	r.wg.Done()
 }
 
-// process follows Worker::process for one job. It reports whether the job was taken
-// over by runHandler's watchdog.
-func (c *Worker) process(r *run, jr *jobRun) (takenOver bool) {
+// process follows Worker::process for one job, whose payload parsed to env (or failed
+// to parse with err). It reports whether the job was taken over by runHandler's
+// watchdog.
+func (c *Worker) process(r *run, jr *jobRun, env *payload.Envelope, err error) (takenOver bool) {
 	p := jr.popped
 	if p.Invalid != nil {
 		c.logInvalid(jr.queue, p.Invalid)
 		c.emit(Event{Kind: EventInvalid, Queue: jr.queue, Err: p.Invalid, Payload: p.Job})
 		return false
 	}
-	env, err := payload.Parse(p.Job)
 	if err == nil {
 		err = env.Runnable()
 	}
@@ -83,6 +91,9 @@ func (c *Worker) process(r *run, jr *jobRun) (takenOver bool) {
 		release:    c.conn.Release,
 	}
 	c.prepareJob(jr.job)
+	if c.failedBefore(r, jr) {
+		return false
+	}
 	h, _, ok := c.jobs.lookup(class)
 	if !ok {
 		c.unhandled(r, jr)

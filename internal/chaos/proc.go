@@ -79,17 +79,19 @@ func (p *Proc) Running() bool {
 // Done is closed when the process has exited.
 func (p *Proc) Done() <-chan struct{} { return p.done }
 
-// Kill9 sends SIGKILL, records when, and waits for the process to be gone.
+// Kill9 sends SIGKILL, waits for the process to be gone and records when it was seen
+// gone: the process may still run for a while after the signal is sent (a loaded
+// machine delays its delivery), so only the time after the exit is certain to follow
+// everything the process did.
 func (p *Proc) Kill9() time.Time {
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	<-p.done
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.killedAt.IsZero() {
 		p.killedAt = time.Now()
 	}
-	at := p.killedAt
-	p.mu.Unlock()
-	_ = p.cmd.Process.Signal(syscall.SIGKILL)
-	<-p.done
-	return at
+	return p.killedAt
 }
 
 // Signal sends sig; the first SIGTERM's time is recorded.
@@ -157,7 +159,7 @@ func (p *Proc) ExitStatus() (code int, exited bool) {
 	return code, true
 }
 
-// KilledAt is when Kill9 was sent; zero when it never was.
+// KilledAt is when Kill9 saw the process gone; zero when it was never sent.
 func (p *Proc) KilledAt() time.Time {
 	p.mu.Lock()
 	defer p.mu.Unlock()

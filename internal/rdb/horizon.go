@@ -110,6 +110,7 @@ type HorizonOptions struct {
 // use.
 type Horizon struct {
 	keys       HorizonKeys
+	fixed      hzFixedKeys // the keys every job's records name, built once
 	trim       HorizonTrim
 	failedTags int // minutes
 	now        func() time.Time
@@ -129,7 +130,8 @@ func NewHorizon(opts HorizonOptions) (*Horizon, error) {
 		now = time.Now
 	}
 	trim, failedTags := opts.Trim.resolved()
-	return &Horizon{keys: HorizonKeys{Prefix: opts.Prefix}, trim: trim, failedTags: failedTags, now: now}, nil
+	keys := HorizonKeys{Prefix: opts.Prefix}
+	return &Horizon{keys: keys, fixed: keys.fixed(), trim: trim, failedTags: failedTags, now: now}, nil
 }
 
 // Keys returns the key builder.
@@ -323,7 +325,7 @@ func (h *Horizon) Pushed(ctx context.Context, p redis.Scripter, job HorizonJob) 
 	}
 	s := h.stamp()
 	keys := make([]string, 4, 4+len(job.Tags))
-	keys[0], keys[1], keys[2], keys[3] = h.keys.Job(job.ID), h.keys.RecentJobs(), h.keys.PendingJobs(), h.keys.Monitoring()
+	keys[0], keys[1], keys[2], keys[3] = h.keys.Job(job.ID), h.fixed.recent, h.fixed.pending, h.fixed.monitoring
 	args := make([]any, 8, 8+len(job.Tags))
 	args[0], args[1], args[2], args[3] = job.ID, job.Connection, job.Queue, job.Name
 	args[4], args[5], args[6], args[7] = job.Payload, s.t, s.negT, s.plus(h.trim.Pending)
@@ -379,7 +381,7 @@ func (h *Horizon) Migrated(ctx context.Context, p redis.Scripter, jobs ...Horizo
 
 func (h *Horizon) update(ctx context.Context, p redis.Scripter, job HorizonJob, s stamp, status string) {
 	hzUpdateScript.EvalSha(ctx, p,
-		[]string{h.keys.Job(job.ID), h.keys.RecentJobs(), h.keys.PendingJobs()},
+		[]string{h.keys.Job(job.ID), h.fixed.recent, h.fixed.pending},
 		job.ID, job.Connection, job.Queue, job.Name, job.Payload, s.t, s.negT, s.plus(h.trim.Pending), status)
 }
 
@@ -400,22 +402,38 @@ func (h *Horizon) Completed(ctx context.Context, p redis.Scripter, job HorizonJo
 	if err := job.check("completed"); err != nil {
 		return err
 	}
-	s := h.stamp()
-	h.retryStatus(ctx, p, &job, "completed")
-	finished := h.keys.CompletedJobs()
-	if job.Silenced {
-		finished = h.keys.SilencedJobs()
+	h.completed(ctx, p, job, h.stamp(), "")
+	return nil
+}
+
+// ReservedCompleted queues Reserved and Completed for the same job at one moment, as one
+// script call: what a worker sends for a job whose reservation was not yet recorded when
+// it completed (the two records would have gone in the same round trip). It returns the
+// time recorded as reserved_at, for Metrics.
+func (h *Horizon) ReservedCompleted(ctx context.Context, p redis.Scripter, job HorizonJob) (time.Time, error) {
+	if err := job.check("completed"); err != nil {
+		return time.Time{}, err
 	}
-	args := make([]any, 10, 10+len(job.Tags))
+	s := h.stamp()
+	h.completed(ctx, p, job, s, "reserved")
+	return s.at, nil
+}
+
+func (h *Horizon) completed(ctx context.Context, p redis.Scripter, job HorizonJob, s stamp, reserve string) {
+	h.retryStatus(ctx, p, &job, "completed")
+	finished := h.fixed.completed
+	if job.Silenced {
+		finished = h.fixed.silenced
+	}
+	args := make([]any, 11, 11+len(job.Tags))
 	args[0], args[1], args[2], args[3], args[4] = job.ID, job.Connection, job.Queue, job.Name, job.Payload
 	args[5], args[6], args[7] = s.t, s.negT, s.plus(h.trim.Pending)
-	args[8], args[9] = s.plus(h.trim.Completed), s.plus(h.trim.Monitored)
+	args[8], args[9], args[10] = s.plus(h.trim.Completed), s.plus(h.trim.Monitored), reserve
 	for _, tag := range job.Tags {
 		args = append(args, tag)
 	}
-	hzCompletedScript.EvalSha(ctx, p, []string{h.keys.Job(job.ID), h.keys.RecentJobs(), h.keys.PendingJobs(),
-		finished, h.keys.MonitoredJobs(), h.keys.Monitoring()}, args...)
-	return nil
+	hzCompletedScript.EvalSha(ctx, p, []string{h.keys.Job(job.ID), h.fixed.recent, h.fixed.pending,
+		finished, h.fixed.monitored, h.fixed.monitoring}, args...)
 }
 
 // Metrics queues UpdateJobMetrics for a job that completed: throughput and mean runtime
@@ -432,8 +450,8 @@ func (h *Horizon) Metrics(ctx context.Context, p redis.Scripter, queue, name str
 			ms = php.FloatString(r)
 		}
 	}
-	hzMetricsScript.EvalSha(ctx, p, []string{h.keys.QueueMetrics(queue), h.keys.MeasuredQueues()}, ms)
-	hzMetricsScript.EvalSha(ctx, p, []string{h.keys.JobMetrics(name), h.keys.MeasuredJobs()}, ms)
+	hzMetricsScript.EvalSha(ctx, p, []string{h.keys.QueueMetrics(queue), h.fixed.measuredQueues}, ms)
+	hzMetricsScript.EvalSha(ctx, p, []string{h.keys.JobMetrics(name), h.fixed.measuredJobs}, ms)
 }
 
 // Failure is how a job failed, for Failed.
@@ -461,8 +479,8 @@ func (h *Horizon) Failed(ctx context.Context, p redis.Scripter, job HorizonJob, 
 	s := h.stamp()
 	h.retryStatus(ctx, p, &job, "failed")
 	keys := make([]string, 7, 7+len(job.Tags))
-	keys[0], keys[1], keys[2], keys[3] = h.keys.Job(job.ID), h.keys.RecentJobs(), h.keys.PendingJobs(), h.keys.CompletedJobs()
-	keys[4], keys[5], keys[6] = h.keys.SilencedJobs(), h.keys.FailedJobs(), h.keys.RecentFailedJobs()
+	keys[0], keys[1], keys[2], keys[3] = h.keys.Job(job.ID), h.fixed.recent, h.fixed.pending, h.fixed.completed
+	keys[4], keys[5], keys[6] = h.fixed.silenced, h.keys.FailedJobs(), h.keys.RecentFailedJobs()
 	for _, tag := range job.Tags {
 		keys = append(keys, h.keys.FailedTag(tag))
 	}

@@ -65,7 +65,6 @@ var errNotBatched = errors.New("rdb: only Horizon's scripts can be batched")
 // EvalSha collects one call of a batched script (Script.EvalSha calls it); the returned
 // command has no result: the batch has one.
 func (b *HorizonBatch) EvalSha(ctx context.Context, sha string, keys []string, args ...any) *redis.Cmd {
-	cmd := redis.NewCmd(ctx)
 	if sha == hzMetricsScript.Hash() && len(keys) == 2 {
 		m := b.metricsOf[keys[0]]
 		if m == nil {
@@ -77,20 +76,22 @@ func (b *HorizonBatch) EvalSha(ctx context.Context, sha string, keys []string, a
 			b.metrics = append(b.metrics, m)
 		}
 		m.ms = append(m.ms, args...)
-		return cmd
+		return batchedCmd
 	}
 	for i, s := range hzBatched {
 		if s.Hash() == sha {
 			b.header = append(b.header, i+1, len(keys), len(args))
 			b.keys = append(b.keys, keys...)
 			b.args = append(b.args, args...)
-			return cmd
+			return batchedCmd
 		}
 	}
-	b.err = errNotBatched
-	cmd.SetErr(errNotBatched)
-	return cmd
+	return b.notBatched(ctx)
 }
+
+// batchedCmd is what EvalSha returns for every collected call: a command with no
+// result of its own, never written to (the batch's command has the result).
+var batchedCmd = redis.NewCmd(context.Background())
 
 func (b *HorizonBatch) notBatched(ctx context.Context) *redis.Cmd {
 	cmd := redis.NewCmd(ctx)

@@ -117,3 +117,91 @@ func TestHorizonBatchMatchesSeparateCalls(t *testing.T) {
 		t.Error("a foreign script was batched")
 	}
 }
+
+// TestHorizonReservedCompletedMatchesTwoCalls: ReservedCompleted leaves what Reserved
+// followed by Completed at the same moment leaves — for a job Horizon pushed, one it
+// adopts, a monitored, a silenced and a retried one, alone and in a batch — and fails
+// where they fail when a key has the wrong type.
+func TestHorizonReservedCompletedMatchesTwoCalls(t *testing.T) {
+	ctx := context.Background()
+	base := HorizonJob{ID: "J", Name: `App\Jobs\Send`, Connection: "redis", Queue: "default",
+		Payload: []byte(`{"uuid":"J","id":"J","attempts":1}`)}
+	cases := []struct {
+		name   string
+		pushed bool
+		seed   hstate
+		mod    func(*HorizonJob)
+	}{
+		{name: "pushed", pushed: true},
+		{name: "adopted"},
+		{name: "monitored", pushed: true, seed: hstate{"monitoring": hset("urgent")},
+			mod: func(j *HorizonJob) { j.Tags = []string{"other", "urgent"} }},
+		{name: "silenced", mod: func(j *HorizonJob) { j.Silenced = true }},
+		{name: "retry", pushed: true, seed: hstate{"P": hhash(0, "id", "P", "retried_by", `[{"id":"J","status":"pending","retried_at":1700000000}]`)},
+			mod: func(j *HorizonJob) { j.RetryOf = "P" }},
+		{name: "broken completed_jobs", pushed: true, seed: hstate{"completed_jobs": {Type: "string", Str: new("x")}}},
+		{name: "broken job hash", seed: hstate{"J": {Type: "string", Str: new("x")}}},
+	}
+	for _, c := range cases {
+		for _, batch := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s batch=%v", c.name, batch), func(t *testing.T) {
+				job := base
+				if c.mod != nil {
+					c.mod(&job)
+				}
+				var states [2]hstate
+				var errs [2]int
+				for i, together := range []bool{false, true} {
+					e := newHzEnv(t, HorizonTrim{Completed: 7, Monitored: 90})
+					e.seed(t, c.seed)
+					if c.pushed {
+						e.pipe(t, func(p redis.Pipeliner) error { return e.h.Pushed(ctx, p, job) })
+					}
+					p := e.c.Pipeline()
+					var s redis.Scripter = p
+					b := &HorizonBatch{}
+					if batch {
+						s = b
+					}
+					if together {
+						if _, err := e.h.ReservedCompleted(ctx, s, job); err != nil {
+							t.Fatal(err)
+						}
+					} else {
+						if _, err := e.h.Reserved(ctx, s, job); err != nil {
+							t.Fatal(err)
+						}
+						if err := e.h.Completed(ctx, s, job); err != nil {
+							t.Fatal(err)
+						}
+					}
+					var cmd *redis.Cmd
+					if batch {
+						var err error
+						if cmd, err = b.Queue(ctx, p); err != nil {
+							t.Fatal(err)
+						}
+					}
+					cmds, _ := p.Exec(ctx)
+					for _, c := range cmds {
+						if c.Err() != nil && !isNil(c.Err()) {
+							errs[i]++
+						}
+					}
+					if batch && HorizonBatchErrors(cmd) != nil {
+						errs[i]++
+					}
+					states[i] = e.dump(t)
+				}
+				assertHState(t, "ReservedCompleted", states[1], states[0])
+				broken := strings.HasPrefix(c.name, "broken")
+				if (errs[1] > 0) != broken || (errs[0] > 0) != broken {
+					t.Errorf("errors: two calls %d, one call %d", errs[0], errs[1])
+				}
+				if !broken && states[1]["J"].Hash["status"] != "completed" {
+					t.Errorf("J: %+v", states[1]["J"])
+				}
+			})
+		}
+	}
+}

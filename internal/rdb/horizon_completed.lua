@@ -14,7 +14,8 @@
 -- ARGV[6]  T            ARGV[7]  -T
 -- ARGV[8]  now + trim.pending, ARGV[9] now + trim.completed, ARGV[10] now + trim.monitored
 --          (Unix seconds)
--- ARGV[11..] the payload's tags
+-- ARGV[11] "reserved": record the job's reservation at T first (see below); else ""
+-- ARGV[12..] the payload's tags
 --
 -- Effect, as Horizon: ZADD finished -T ID; ZREM pending_jobs ID; HSET ID status=completed
 -- completed_at=T; EXPIREAT ID ARGV[9]. Then, when a tag is a member of monitoring:
@@ -22,6 +23,10 @@
 -- completed_at=T; EXPIREAT ID ARGV[10].
 -- A hash without id is first adopted as in horizon_update (StoreJob's writes, TTL
 -- ARGV[8]), so the finished job is listed.
+-- With ARGV[11] "reserved", horizon_update's reserved write comes next (HSET
+-- status=reserved payload updated_at=T reserved_at=T): the effect of horizon_update with
+-- the status reserved followed by this script, at the same T, in one call. A worker
+-- sends it when a job's reservation and completion are recorded in the same round trip.
 -- Returns 1 when the job was remembered as monitored, else 0.
 
 local id = ARGV[1]
@@ -32,13 +37,16 @@ if redis.call('hexists', KEYS[1], 'id') == 0 then
     'status', 'pending', 'payload', ARGV[5], 'created_at', ARGV[6], 'updated_at', ARGV[6])
   redis.call('expireat', KEYS[1], ARGV[8])
 end
+if ARGV[11] == 'reserved' then
+  redis.call('hset', KEYS[1], 'status', 'reserved', 'payload', ARGV[5], 'updated_at', ARGV[6], 'reserved_at', ARGV[6])
+end
 
 redis.call('zadd', KEYS[4], ARGV[7], id)
 redis.call('zrem', KEYS[3], id)
 redis.call('hset', KEYS[1], 'status', 'completed', 'completed_at', ARGV[6])
 redis.call('expireat', KEYS[1], ARGV[9])
 
-for i = 11, #ARGV do
+for i = 12, #ARGV do
   if redis.call('sismember', KEYS[6], ARGV[i]) == 1 then
     redis.call('zadd', KEYS[5], ARGV[7], id)
     redis.call('hset', KEYS[1], 'id', id, 'connection', ARGV[2], 'queue', ARGV[3], 'name', ARGV[4],

@@ -72,6 +72,17 @@ func (k HorizonKeys) p() string {
 	return k.Prefix
 }
 
+// hzFixedKeys are the keys of HorizonKeys that name no job, queue or tag.
+type hzFixedKeys struct {
+	recent, pending, completed, silenced, monitored, monitoring, measuredQueues, measuredJobs string
+}
+
+func (k HorizonKeys) fixed() hzFixedKeys {
+	return hzFixedKeys{recent: k.RecentJobs(), pending: k.PendingJobs(), completed: k.CompletedJobs(),
+		silenced: k.SilencedJobs(), monitored: k.MonitoredJobs(), monitoring: k.Monitoring(),
+		measuredQueues: k.MeasuredQueues(), measuredJobs: k.MeasuredJobs()}
+}
+
 // Job is the hash of the job with this id (payload uuid ?? id).
 func (k HorizonKeys) Job(id string) string { return k.p() + id }
 

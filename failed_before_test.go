@@ -1,0 +1,76 @@
+package laraq_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+
+	"github.com/laraq/laraq"
+	"github.com/laraq/laraq/failed/database"
+	"github.com/laraq/laraq/payload"
+)
+
+// TestFailedJobThatCameBackIsNotRunAgain: a worker writes a job's failed row before it
+// deletes the job; killed in between, the job comes back after retry_after. The next
+// worker finds the row of the redelivered job (attempt > 1) and deletes the job without
+// running it (PHP, which deletes first, never runs it again). A job pushed again by
+// queue:retry (its uuid, attempts 0) runs even while its old row is still there.
+func TestFailedJobThatCameBackIsNotRunAgain(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	store, err := database.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "failed.sqlite"),
+		database.Options{Logger: quietLogger(t), CreateTable: database.CreateIfMissing})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+
+	failedJob := func(uuid string, attempts int) []byte {
+		p := job(t, sendInvoice{InvoiceID: 1}, func(j *payload.ObjectJob) { j.UUID = uuid })
+		return bytes.Replace(p, []byte(`"attempts":0`), []byte(fmt.Sprintf(`"attempts":%d`, attempts)), 1)
+	}
+	// The first worker failed came-back on attempt 1 and wrote its row, then died.
+	if _, err := store.Log(ctx, "redis", "default", failedJob("came-back", 0), "RuntimeException: boom in /app/Job.php:1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Log(ctx, "redis", "default", failedJob("retried", 0), "RuntimeException: boom in /app/Job.php:1"); err != nil {
+		t.Fatal(err)
+	}
+	e.push("default", failedJob("came-back", 1), failedJob("retried", 0))
+
+	var ran atomic.Int32
+	reg := laraq.NewJobs()
+	laraq.Handle(reg, func(ctx context.Context, j *laraq.Job[sendInvoice]) error {
+		if j.UUID != "retried" {
+			t.Errorf("ran %s", j.UUID)
+		}
+		ran.Add(1)
+		return nil
+	})
+	ev := &events{}
+	cfg := e.config(reg)
+	cfg.Failed, cfg.StopWhenEmpty, cfg.OnEvent = store, true, ev.add
+	if err := e.runToEnd(e.consumer(cfg)); !errors.Is(err, laraq.ErrQueueEmpty) {
+		t.Fatal(err)
+	}
+	if ran.Load() != 1 {
+		t.Errorf("handler ran %d times, want once (the retried job)", ran.Load())
+	}
+	if n := ev.count(laraq.EventFailed); n != 1 {
+		t.Errorf("%d failed events, want 1 (the job that came back)", n)
+	}
+	rows, err := store.All(ctx)
+	if err != nil || len(rows) != 2 {
+		t.Fatalf("rows %d %v, want the two rows only", len(rows), err)
+	}
+	if n, _ := e.client.ZCard(ctx, e.prefix+"queues:default:reserved").Result(); n != 0 {
+		t.Errorf("%d jobs left reserved", n)
+	}
+	if n, _ := e.client.LLen(ctx, e.prefix+"queues:default").Result(); n != 0 {
+		t.Errorf("%d jobs left ready", n)
+	}
+}
