@@ -15,9 +15,10 @@ import (
 // queue:restart, queue:pause and queue:resume, queue:retry of failed jobs, and the sizes
 // `laraq stats` (Horizon's workload, Queue::size) shows. It is safe for concurrent use.
 type Admin struct {
-	conn *Connection
-	rdb  *rdb.RDB
-	now  func() time.Time
+	conn  *Connection
+	rdb   *rdb.RDB
+	cache signalCache
+	now   func() time.Time
 }
 
 // NewAdmin returns the admin API of a connection.
@@ -30,7 +31,7 @@ func NewAdmin(conn *Connection, opts ...Option) (*Admin, error) {
 	if cfg.now == nil {
 		cfg.now = time.Now
 	}
-	return &Admin{conn: conn, rdb: r, now: cfg.now}, nil
+	return &Admin{conn: conn, rdb: r, cache: conn.signals(r), now: cfg.now}, nil
 }
 
 // QueueSize is what a queue holds.
@@ -121,7 +122,7 @@ func (a *Admin) Restart(ctx context.Context) error {
 	if a.conn.Cache.Disabled {
 		return errors.New("laraq: the connection has no cache store: queue:restart has nowhere to go")
 	}
-	return a.rdb.Cache().SignalRestart(ctx, a.now().Unix())
+	return a.cache.SignalRestart(ctx, a.now().Unix())
 }
 
 // Pause pauses a queue as `php artisan queue:pause connection:queue` does (12.40+):
@@ -131,7 +132,7 @@ func (a *Admin) Pause(ctx context.Context, connection, queue string) error {
 	if err := a.cacheOK(); err != nil {
 		return err
 	}
-	return a.rdb.Cache().Pause(ctx, a.connectionName(connection), queue)
+	return a.cache.Pause(ctx, a.connectionName(connection), queue)
 }
 
 // Resume resumes a paused queue (queue:resume).
@@ -139,7 +140,7 @@ func (a *Admin) Resume(ctx context.Context, connection, queue string) error {
 	if err := a.cacheOK(); err != nil {
 		return err
 	}
-	return a.rdb.Cache().Resume(ctx, a.connectionName(connection), queue)
+	return a.cache.Resume(ctx, a.connectionName(connection), queue)
 }
 
 // PauseAll sets Laravel 13.25's switch that pauses every queue.
@@ -147,7 +148,7 @@ func (a *Admin) PauseAll(ctx context.Context) error {
 	if err := a.cacheOK(); err != nil {
 		return err
 	}
-	return a.rdb.Cache().PauseAll(ctx)
+	return a.cache.PauseAll(ctx)
 }
 
 // ResumeAll clears Laravel 13.25's pause-all switch.
@@ -155,7 +156,7 @@ func (a *Admin) ResumeAll(ctx context.Context) error {
 	if err := a.cacheOK(); err != nil {
 		return err
 	}
-	return a.rdb.Cache().ResumeAll(ctx)
+	return a.cache.ResumeAll(ctx)
 }
 
 func (a *Admin) cacheOK() error {

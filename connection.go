@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/laraq/laraq/bus"
+	"github.com/laraq/laraq/cache"
 	"github.com/laraq/laraq/encryption"
 	"github.com/laraq/laraq/failed"
 	"github.com/laraq/laraq/internal/rdb"
@@ -113,6 +114,12 @@ type CacheStore struct {
 	// Disabled works without a cache, as queue:work on an application without one: no
 	// restart or pause signals, no maxExceptions. Default false.
 	Disabled bool
+	// Store, when set, is the application's cache store when it is not Redis (Laravel
+	// 11+'s default CACHE_STORE=database: package cache/database): restart and pause
+	// signals, maxExceptions counters, debounce owners and unique locks are read and
+	// written there instead, and Client, Prefix, LockClient and AlsoWatch are not used.
+	// laravel.Connect opens it for such an application. Default nil.
+	Store cache.Store
 	// AlsoWatch are further key schemes whose restart and pause signals the worker reads
 	// too (never writes), for an application whose release is only guessed. Default: for
 	// an unknown or guessed Release, the same prefixes with and without the ":" of

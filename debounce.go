@@ -75,7 +75,7 @@ func (c *Worker) debounced(r *run, jr *jobRun) bool {
 	_, err = c.retry(r, jr, "reading a debounce owner", func(ctx context.Context) error {
 		current = rdb.DebounceValue{}
 		for _, name := range debounceNames(jr, cmd) {
-			v, err := c.rdb.Cache().DebounceOwner(ctx, name, id)
+			v, err := c.cache.DebounceOwner(ctx, name, id)
 			if err != nil {
 				return err
 			}

@@ -127,7 +127,7 @@ func (c *Worker) countException(r *run, jr *jobRun, cause error, runtime time.Du
 	}
 	var exceeded bool
 	_, err := c.retry(r, jr, "counting a job exception", func(ctx context.Context) (err error) {
-		_, exceeded, err = c.rdb.Cache().CountJobException(ctx, env.UUID, *env.MaxExceptions)
+		_, exceeded, err = c.cache.CountJobException(ctx, env.UUID, *env.MaxExceptions)
 		return err
 	})
 	if err != nil {

@@ -89,7 +89,10 @@ func (r Release) writesUniqueContext() bool { return r.AtLeast(11, 39, 0) }
 
 // locks are the connection's cache locks: CacheStore.LockClient (else the queue's
 // client), under the cache key scheme.
-func (c *Connection) locks() (*rdb.Locks, error) {
+func (c *Connection) locks() (uniqueLocks, error) {
+	if c.Cache.Store != nil {
+		return storeLocks{c.Cache.Store}, nil
+	}
 	client := c.Cache.LockClient
 	if client == nil {
 		client = c.Client
@@ -218,7 +221,7 @@ func (c *Worker) uniqueAfterRun(r *run, jr *jobRun, when string) {
 // uniqueDispatch is a unique job's lock taken by Dispatch.
 type uniqueDispatch struct {
 	key, owner string
-	locks      *rdb.Locks
+	locks      uniqueLocks
 }
 
 // acquireUnique takes a UniqueJob's lock as PendingDispatch::shouldDispatch() does, with

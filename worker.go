@@ -57,6 +57,7 @@ type Worker struct {
 	conn  *Connection
 	jobs  *Jobs
 	rdb   *rdb.RDB
+	cache signalCache
 	acks  *acks
 	chain *Dispatcher // dispatches the next job of a chain
 	log   *slog.Logger
@@ -95,7 +96,7 @@ func NewWorker(conn *Connection, jobs *Jobs, cfg WorkerConfig) (*Worker, error) 
 	if err != nil {
 		return nil, err
 	}
-	c := &Worker{s: s, conn: conn, jobs: jobs, rdb: r, acks: newAcks(r), chain: chain, log: s.Logger, wake: make(chan struct{}, 1)}
+	c := &Worker{s: s, conn: conn, jobs: jobs, rdb: r, cache: conn.signals(r), acks: newAcks(r), chain: chain, log: s.Logger, wake: make(chan struct{}, 1)}
 	if err := c.initHorizon(conn); err != nil {
 		return nil, err
 	}
@@ -207,7 +208,7 @@ func (c *Worker) Run(ctx context.Context) error {
 	if !c.s.cacheDisabled {
 		// The value at start is the reference; a read error leaves "unknown", and the
 		// first successful read becomes the reference instead.
-		ts, ok, err := c.rdb.Cache().RestartTimestamp(ctx)
+		ts, ok, err := c.cache.RestartTimestamp(ctx)
 		r.redisCall(ctx, err)
 		if err == nil {
 			r.restart, r.restartSeen = ts, ok
@@ -313,6 +314,10 @@ func (c *Worker) logStart() {
 		"concurrency", c.s.Concurrency)
 	if c.s.cacheDisabled {
 		c.log.Debug("no cache: restart and pause signals are not read, maxExceptions is not counted")
+		return
+	}
+	if st := c.conn.Cache.Store; st != nil {
+		c.log.Info("restart and pause signals, maxExceptions counters and unique locks are in the application's cache store", "cache_store", st.String())
 		return
 	}
 	var restart, pause []string

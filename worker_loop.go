@@ -172,7 +172,7 @@ func (c *Worker) checkStop(r *run) error {
 		return nil
 	}
 	r.nextSignals = now.Add(c.s.SignalInterval)
-	cache := c.rdb.Cache()
+	cache := c.cache
 	ts, ok, err := cache.RestartTimestamp(r.ctx)
 	r.redisCall(r.ctx, err)
 	switch {

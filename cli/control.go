@@ -42,14 +42,14 @@ func runRestart(ctx context.Context, app *App, args []string) int {
 	if err != nil {
 		return app.errorf("%v", err)
 	}
-	if cfg.CacheStore != "redis" {
+	if cfg.CacheDriver != "redis" && cfg.CacheDriver != "database" {
 		// php artisan queue:restart writes to the application's cache store; a key laraq
 		// writes to Redis would reach laraq workers only.
 		return app.errorf("restart: the application's cache store is %q (%s), not redis: PHP workers read queue:restart there, "+
 			"so writing it to Redis would restart laraq workers only; run 'php artisan queue:restart', or set the cache store to redis (CACHE_STORE, CACHE_DRIVER before Laravel 11)",
 			cfg.CacheStore, cfg.Origin("CacheStore"))
 	}
-	admin, closeConn, err := af.admin(ctx, app, cfg)
+	admin, closeConn, err := af.signalAdmin(ctx, app, cfg)
 	if err != nil {
 		return app.errorf("%v", err)
 	}
@@ -114,7 +114,7 @@ func pauseOrResume(ctx context.Context, app *App, args []string, pause bool) int
 	if connection == "" || queue == "" {
 		return fs.Fail("%q: want QUEUE or CONNECTION:QUEUE", pos[0])
 	}
-	admin, closeConn, err := af.admin(ctx, app, cfg)
+	admin, closeConn, err := af.signalAdmin(ctx, app, cfg)
 	if err != nil {
 		return app.errorf("%v", err)
 	}

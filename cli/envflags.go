@@ -129,7 +129,17 @@ var clock = time.Now
 
 // admin opens the application's Redis (no failed-job store) for the admin API.
 func (a *appFlags) admin(ctx context.Context, app *App, cfg *laravel.Config) (*laraq.Admin, func(), error) {
-	conn, err := a.connect(ctx, cfg, laravel.ConnectOptions{WithoutFailedStore: true})
+	return a.adminWith(ctx, cfg, laravel.ConnectOptions{WithoutFailedStore: true})
+}
+
+// signalAdmin is admin for the commands that write signals PHP workers read (restart,
+// pause, resume): an application cache store it cannot open is an error.
+func (a *appFlags) signalAdmin(ctx context.Context, app *App, cfg *laravel.Config) (*laraq.Admin, func(), error) {
+	return a.adminWith(ctx, cfg, laravel.ConnectOptions{WithoutFailedStore: true, RequireSharedCache: true})
+}
+
+func (a *appFlags) adminWith(ctx context.Context, cfg *laravel.Config, opts laravel.ConnectOptions) (*laraq.Admin, func(), error) {
+	conn, err := a.connect(ctx, cfg, opts)
 	if err != nil {
 		return nil, nil, err
 	}

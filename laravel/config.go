@@ -134,8 +134,17 @@ type Config struct {
 	CacheConnection string
 
 	// CacheStore is the default cache store (CACHE_STORE on 11.x+, CACHE_DRIVER before).
-	// Restart, pause and maxExceptions are only shared with PHP when it is "redis".
+	// Restart, pause and maxExceptions are shared with PHP when its driver (CacheDriver)
+	// is "redis" or "database".
 	CacheStore string
+	// CacheDriver is that store's driver (cache.stores.STORE.driver; the skeleton's stores
+	// are named after their drivers).
+	CacheDriver string
+	// CacheTable, CacheLockTable and CacheDBConnection are the database store's table,
+	// lock_table and connection (DB_CACHE_TABLE, DB_CACHE_LOCK_TABLE,
+	// DB_CACHE_CONNECTION; "" is the default connection), read when CacheDriver is
+	// "database".
+	CacheTable, CacheLockTable, CacheDBConnection string
 	// CachePrefix is the cache store prefix (config/cache.php).
 	CachePrefix string
 

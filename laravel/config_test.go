@@ -328,10 +328,16 @@ func TestFailedDatabase(t *testing.T) {
 }
 
 func TestWarnings(t *testing.T) {
-	c := mustLoad(t, App{EnvFile: writeEnv(t, "CACHE_STORE=database\nQUEUE_CONNECTION=sync\n"), Release: majorRelease(11)})
+	c := mustLoad(t, App{EnvFile: writeEnv(t, "CACHE_STORE=file\nQUEUE_CONNECTION=sync\n"), Release: majorRelease(11)})
 	joined := strings.Join(c.Warnings, "\n")
-	if !strings.Contains(joined, `cache store is "database"`) || !strings.Contains(joined, `QUEUE_CONNECTION is "sync"`) {
+	if !strings.Contains(joined, `cache store is "file"`) || !strings.Contains(joined, `QUEUE_CONNECTION is "sync"`) {
 		t.Errorf("warnings %q", c.Warnings)
+	}
+	// The database store is shared: laravel.Connect opens it (connectCache).
+	c = mustLoad(t, App{EnvFile: writeEnv(t, "CACHE_STORE=database\nDB_CACHE_LOCK_TABLE=locks\n"), Release: majorRelease(11)})
+	if strings.Contains(strings.Join(c.Warnings, "\n"), "cache store") || c.CacheDriver != "database" ||
+		c.CacheTable != "cache" || c.CacheLockTable != "locks" || c.CacheDBConnection != "" {
+		t.Errorf("database store: driver %q tables %q %q connection %q, warnings %q", c.CacheDriver, c.CacheTable, c.CacheLockTable, c.CacheDBConnection, c.Warnings)
 	}
 	c = mustLoad(t, App{EnvFile: writeEnv(t, "APP_TIMEZONE=Europe/Berlin\nCACHE_DRIVER=redis\nQUEUE_CONNECTION=redis\n"), Release: majorRelease(10)})
 	if c.Timezone != "UTC" || len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], "APP_TIMEZONE") {

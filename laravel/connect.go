@@ -60,6 +60,9 @@ type ConnectOptions struct {
 	// what may not use Redis at all, such as listing failed jobs. Default false: refused
 	// credentials fail Connect at once.
 	WithoutRedisCheck bool
+	// RequireSharedCache makes a database cache store that cannot be opened an error
+	// instead of a warning: what writes signals PHP must read (restart, pause) needs it.
+	RequireSharedCache bool
 }
 
 // Connect opens the clients and the failed-job store of this configuration and returns
@@ -82,6 +85,10 @@ func (c *Config) Connect(ctx context.Context, opts ConnectOptions) (*laraq.Conne
 			conn.Close()
 			return nil, err
 		}
+	}
+	if err := c.connectCache(ctx, conn, opts.Logger); err != nil && opts.RequireSharedCache {
+		conn.Close()
+		return nil, err
 	}
 	if opts.WithoutFailedStore {
 		return conn, nil

@@ -113,9 +113,15 @@ func (l *loader) loadCache() {
 	if lk := l.layers.get("cache", "stores", c.CacheStore, "driver"); lk.status == found {
 		driver = l.str(store("CacheDriver", "driver", nil), c.CacheStore)
 	}
+	c.CacheDriver = driver
+	if driver == "database" {
+		c.CacheTable = l.str(store("CacheTable", "table", nil), "cache")
+		c.CacheLockTable = l.str(store("CacheLockTable", "lock_table", nil), "cache_locks")
+		c.CacheDBConnection = l.str(store("CacheDBConnection", "connection", nil), "")
+	}
 	// Only about a store the application chose: with nothing known of the application the
 	// skeleton default says nothing about it.
-	if driver != "redis" && chosen(r.origins["CacheStore"]) {
+	if driver != "redis" && driver != "database" && chosen(r.origins["CacheStore"]) {
 		c.warn("the application's cache store is %q (%s), not redis: queue:restart, queue:pause and maxExceptions counters are kept there, so laraq and PHP workers will not see each other's signals; set %s=redis in the application",
 			c.CacheStore, r.origins["CacheStore"], storeVar)
 	}

@@ -94,7 +94,10 @@ func skeletonSource(file string, e, prefixEra era) string {
 		b.WriteString("],\n")
 	case "cache":
 		fmt.Fprintf(&b, "'default' => %s,\n", pick("env('CACHE_DRIVER', 'file')", "env('CACHE_STORE', 'database')", era11))
-		fmt.Fprintf(&b, "'stores' => ['redis' => ['driver' => 'redis', 'connection' => %s]],\n", pick("'cache'", "env('REDIS_CACHE_CONNECTION', 'cache')", era11))
+		fmt.Fprintf(&b, "'stores' => ['redis' => ['driver' => 'redis', 'connection' => %s], 'database' => %s],\n",
+			pick("'cache'", "env('REDIS_CACHE_CONNECTION', 'cache')", era11),
+			pick("['driver' => 'database', 'table' => 'cache', 'connection' => null, 'lock_connection' => null]",
+				"['driver' => 'database', 'connection' => env('DB_CACHE_CONNECTION'), 'table' => env('DB_CACHE_TABLE', 'cache'), 'lock_connection' => env('DB_CACHE_LOCK_CONNECTION'), 'lock_table' => env('DB_CACHE_LOCK_TABLE')]", era11))
 		switch {
 		case prefixEra >= era121:
 			b.WriteString("'prefix' => env('CACHE_PREFIX', Str::slug((string) env('APP_NAME', 'laravel')).'-cache-'),\n")

@@ -50,18 +50,19 @@ type PHPEnv struct {
 	// shared peers (10.50.3, 11.56.0, 12.67.0, 13.26.1).
 	Major int
 	// Tree picks another unpacked tree of that major: "13.4" boots 13.4.0 (LARAQ_PEER_TREE).
-	Tree        string
-	Redis       *Redis
-	DB          int    // Redis database of the queue connection
-	CacheDB     int    // Redis database of the cache connection (default 1 when zero and CacheDBSet is false)
-	Prefix      string // connection prefix (options.prefix); "" is none on every major
-	Client      string // "phpredis" (default) or "predis"
-	CachePrefix string // cache store prefix (default: the major's skeleton, PeerInfo.CachePrefix)
-	RetryAfter  int    // seconds; default 90
-	BlockFor    *int   // nil: never block
-	FailedDB    string // sqlite path or mysql:// / pgsql:// spec for the failed-job provider and job_batches
-	Record      string // file the test jobs append records to
-	Extra       map[string]string
+	Tree         string
+	Redis        *Redis
+	DB           int    // Redis database of the queue connection
+	CacheDB      int    // Redis database of the cache connection (default 1 when zero and CacheDBSet is false)
+	Prefix       string // connection prefix (options.prefix); "" is none on every major
+	Client       string // "phpredis" (default) or "predis"
+	CachePrefix  string // cache store prefix (default: the major's skeleton, PeerInfo.CachePrefix)
+	RetryAfter   int    // seconds; default 90
+	BlockFor     *int   // nil: never block
+	FailedDB     string // sqlite path or mysql:// / pgsql:// spec for the failed-job provider and job_batches
+	CacheStoreDB string // sqlite path or mysql:// / pgsql:// spec: the default cache store is the database store there (10+)
+	Record       string // file the test jobs append records to
+	Extra        map[string]string
 }
 
 // Environ returns the process environment for a PHP harness run.
@@ -101,6 +102,9 @@ func (e PHPEnv) Environ() []string {
 	}
 	if e.FailedDB != "" {
 		set("LARAQ_FAILED_DB", e.FailedDB)
+	}
+	if e.CacheStoreDB != "" {
+		set("LARAQ_CACHE_DATABASE", e.CacheStoreDB)
 	}
 	if e.Record != "" {
 		set("LARAQ_RECORD", e.Record)

@@ -11,6 +11,9 @@
 //   - LARAQ_FAILED_DB (sqlite file, mysql://, pgsql://) and LARAQ_FAILED_TABLE configure the
 //     database failed-job provider and the batch repository, where the harness only knows
 //     its own SQLite LARAQ_DB (left unset, so it creates no tables of its own).
+//   - LARAQ_CACHE_DATABASE (sqlite file, mysql://, pgsql://) makes the default cache store
+//     the database store on that database (tables cache and cache_locks: ops_cache.php
+//     migrate creates them with the release's own schema builder).
 //   - LARAQ_APP_TIMEZONE sets app.timezone and PHP's default zone (the harness fixes UTC).
 //
 // The harness boots eagerly here; laraq_boot() then returns the same container.
@@ -40,6 +43,21 @@ require_once __DIR__ . '/bootstrap_common.php';
         // connection added there is one app('db') can open.
         $app['config']->set('database.connections.default', laraq_db_config($spec));
         laraq_bind_failer_and_batches($app);
+    }
+    $spec = laraq_env('LARAQ_CACHE_DATABASE');
+    if ($spec !== null) {
+        // The skeleton's default store from 11.x (CACHE_STORE=database): the cache and
+        // cache_locks tables on connection "cachedb", with the cache prefix, replacing
+        // the harness's Redis store everywhere the container hands one out.
+        $app['config']->set('database.connections.cachedb', laraq_db_config($spec));
+        $app['config']->set('cache.default', 'database');
+        $app['config']->set('cache.stores.database', ['driver' => 'database', 'connection' => 'cachedb', 'table' => 'cache',
+            'lock_connection' => 'cachedb', 'lock_table' => 'cache_locks']);
+        $cache = new \Illuminate\Cache\CacheManager($app);
+        $app->instance('cache', $cache);
+        $app->instance(\Illuminate\Contracts\Cache\Factory::class, $cache);
+        $app->instance(\Illuminate\Contracts\Cache\Repository::class, $cache->store());
+        $app->instance('cache.store', $cache->store());
     }
     laraq_bind_optional_services($app);
 })();

@@ -6,6 +6,11 @@
 //   php ops_cache.php get KEY             {"value": Cache::get(KEY), "redis_key": "<physical key>"}
 //   php ops_cache.php forever KEY JSON    Cache::forever(KEY, json_decode(JSON))
 //   php ops_cache.php forget KEY          {"forgotten": Cache::forget(KEY)}
+//   php ops_cache.php increment KEY       {"value": Cache::increment(KEY)}
+//   php ops_cache.php lock NAME SECONDS OWNER   {"acquired": Cache::lock(NAME, SECONDS, OWNER)->acquire()}
+//   php ops_cache.php lock-owner NAME     {"owner": the lock's current owner or null}
+//   php ops_cache.php migrate             creates the database store's cache and cache_locks
+//                                         tables with the columns of the 11+ make:cache-table stub
 require __DIR__ . '/bootstrap.php';
 
 $app = laraq_boot();
@@ -25,7 +30,32 @@ switch ($op) {
     case 'forget':
         $out(['forgotten' => $cache->forget($key)]);
         break;
+    case 'increment':
+        $out(['value' => $cache->increment($key)]);
+        break;
+    case 'lock':
+        $out(['acquired' => $cache->lock($key, (int) ($argv[3] ?? 0), $argv[4] ?? null)->acquire()]);
+        break;
+    case 'lock-owner':
+        $lock = $cache->lock($key);
+        $owner = (fn () => $this->getCurrentOwner())->call($lock);
+        $out(['owner' => $owner === false ? null : $owner]);
+        break;
+    case 'migrate':
+        $schema = $app['db']->connection('cachedb')->getSchemaBuilder();
+        $schema->create('cache', function ($table) {
+            $table->string('key')->primary();
+            $table->mediumText('value');
+            $table->bigInteger('expiration')->index();
+        });
+        $schema->create('cache_locks', function ($table) {
+            $table->string('key')->primary();
+            $table->string('owner');
+            $table->bigInteger('expiration')->index();
+        });
+        $out(['ok' => true]);
+        break;
     default:
-        fwrite(STDERR, "usage: ops_cache.php get|forever|forget KEY [JSON]\n");
+        fwrite(STDERR, "usage: ops_cache.php get|forever|forget|increment|lock|lock-owner|migrate KEY [ARGS]\n");
         exit(2);
 }
