@@ -189,9 +189,9 @@ func (h *horizonState) failed(what string, err error) {
 
 // hzJob is what a worker keeps of one job for Horizon.
 type hzJob struct {
-	job        rdb.HorizonJob
-	reservedAt atomic.Int64 // Unix nanoseconds Reserved recorded: the start of the runtime
-	failure    *rdb.Failure // set when the job is failed: its deletion records that
+	job     rdb.HorizonJob
+	started time.Time    // when the job was taken, on the Horizon clock: the start of the runtime
+	failure *rdb.Failure // set when the job is failed: its deletion records that
 }
 
 // horizonReserved records a starting job as reserved (Horizon's JobReserved: status
@@ -212,12 +212,12 @@ func (c *Worker) horizonReserved(r *run, jr *jobRun, env *payload.Envelope) {
 		c.log.Debug("job not recorded for Horizon", "queue", jr.queue, "err", err)
 		return
 	}
-	hz := &hzJob{job: j}
+	// The runtime starts now, as Horizon's Stopwatch starts on JobReserved, right after
+	// the pop, whenever the record itself is written.
+	hz := &hzJob{job: j, started: h.rec.Now()}
 	jr.hz = hz
 	c.acks.recordReserved(r.ackCtx, hz, func(ctx context.Context, b *rdb.HorizonBatch) {
-		if at, err := h.rec.Reserved(ctx, b, hz.job); err == nil {
-			hz.reservedAt.Store(at.UnixNano())
-		}
+		_, _ = h.rec.Reserved(ctx, b, hz.job)
 	})
 }
 
@@ -266,21 +266,15 @@ func (h *horizonState) finished(ctx context.Context, p redis.Scripter, j *hzJob,
 		return
 	}
 	if reserved {
-		at, err := h.rec.ReservedCompleted(ctx, p, j.job)
-		if err != nil {
+		if _, err := h.rec.ReservedCompleted(ctx, p, j.job); err != nil {
 			h.failed("completed", err)
 			return
 		}
-		j.reservedAt.Store(at.UnixNano())
 	} else if err := h.rec.Completed(ctx, p, j.job); err != nil {
 		h.failed("completed", err)
 		return
 	}
-	var at time.Time
-	if ns := j.reservedAt.Load(); ns != 0 {
-		at = time.Unix(0, ns)
-	}
-	h.rec.Metrics(ctx, p, j.job.Queue, j.job.Name, at)
+	h.rec.Metrics(ctx, p, j.job.Queue, j.job.Name, j.started)
 }
 
 // migrateExpired is rdb.MigrateExpired, and with Horizon the moved jobs are recorded as

@@ -105,11 +105,20 @@ func (l *pipelineLog) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 			}
 			names = append(names, "batch")
 			argv := args[3+args[2].(int):]
-			for i := range argv[0].(int) {
+			calls := argv[0].(int)
+			off := 1 + 3*calls // the first call's arguments
+			for i := range calls {
 				names = append(names, fmt.Sprint("script", argv[1+3*i]))
-				if fmt.Sprint(argv[1+3*i]) == "6" { // metrics: one runtime per job
-					names = append(names, strings.Repeat("runtime ", argv[3+3*i].(int)))
+				na := argv[3+3*i].(int)
+				switch fmt.Sprint(argv[1+3*i]) {
+				case "6": // metrics: one runtime per job
+					names = append(names, strings.Repeat("runtime ", na))
+				case "3": // completed, with the reservation when its ARGV[11] says so
+					if argv[off+10] == "reserved" {
+						names = append(names, "with-reserved")
+					}
 				}
+				off += na
 			}
 		}
 		l.mu.Lock()
@@ -122,7 +131,8 @@ func (l *pipelineLog) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 // TestHorizonRecordsRideTheAcknowledgements: with Horizon's keys on the queue's client,
 // the completed and metrics records of finished jobs go in the pipeline of their
 // deletion, never in a round trip of their own, and the reserved records of a pop go
-// in one pipeline, before the jobs run.
+// in one pipeline, before the jobs run (or, when one shares its batch with the job's
+// completion, in the completed call: ReservedCompleted).
 func TestHorizonRecordsRideTheAcknowledgements(t *testing.T) {
 	h := newHzEnv(t, "11.56")
 	log := &pipelineLog{batchSHA: hzBatchSHA(t)}
@@ -158,7 +168,7 @@ func TestHorizonRecordsRideTheAcknowledgements(t *testing.T) {
 		batches += strings.Count(joined, "batch")
 		completed := strings.Count(joined, "script3")
 		completedCalls += completed
-		reservedCalls += strings.Count(joined, "script2")
+		reservedCalls += strings.Count(joined, "script2") + strings.Count(joined, "with-reserved")
 		metrics := strings.Count(joined, "script6")
 		metricsCalls += metrics
 		runtimes += strings.Count(joined, "runtime")
