@@ -298,7 +298,9 @@ func serializedNumber(v string) (int64, bool) {
 
 // AcquireLock is DatabaseLock::acquire: an insert of the lock row, or when that fails (the
 // row exists), an update of a row that owner holds or that expired. The expired-lock
-// lottery of PHP is not drawn: rows it would prune are taken over here all the same.
+// lottery of PHP is not drawn: rows it would prune are taken over here all the same. As
+// with PHP's PDO, MySQL counts only changed rows: an owner re-taking its lock for the
+// same expiry within the same second gets false there.
 func (s *Store) AcquireLock(ctx context.Context, name, owner string, seconds int64) (bool, error) {
 	k := s.prefix + name
 	if seconds <= 0 {
