@@ -42,11 +42,11 @@ func runRestart(ctx context.Context, app *App, args []string) int {
 	if err != nil {
 		return app.errorf("%v", err)
 	}
-	if cfg.CacheDriver != "redis" && cfg.CacheDriver != "database" {
+	if !cfg.SharedCacheStore() {
 		// php artisan queue:restart writes to the application's cache store; a key laraq
 		// writes to Redis would reach laraq workers only.
-		return app.errorf("restart: the application's cache store is %q (%s), not redis: PHP workers read queue:restart there, "+
-			"so writing it to Redis would restart laraq workers only; run 'php artisan queue:restart', or set the cache store to redis (CACHE_STORE, CACHE_DRIVER before Laravel 11)",
+		return app.errorf("restart: the application's cache store is %q (%s), neither redis nor the database store: PHP workers read queue:restart there, "+
+			"so writing it to Redis would restart laraq workers only; run 'php artisan queue:restart', or set the cache store to redis or database (CACHE_STORE, CACHE_DRIVER before Laravel 11)",
 			cfg.CacheStore, cfg.Origin("CacheStore"))
 	}
 	admin, closeConn, err := af.signalAdmin(ctx, app, cfg)

@@ -10,6 +10,13 @@ import (
 	cachedb "github.com/laraq/laraq/cache/database"
 )
 
+// SharedCacheStore reports whether laraq shares the application's cache store with PHP:
+// a Redis store, or a database store the application chose (CACHE_STORE=database, the
+// 11+ skeleton's .env), which Connect opens.
+func (c *Config) SharedCacheStore() bool {
+	return c.CacheDriver == "redis" || c.CacheDriver == "database" && chosen(c.Origin("CacheStore"))
+}
+
 // connectCache opens the application's database cache store when that is its default
 // store (CACHE_STORE=database, the skeleton's default from 11.x): restart and pause
 // signals, maxExceptions counters, debounce owners and unique locks are then read and
@@ -18,7 +25,9 @@ import (
 // another connection (DB_CACHE_CONNECTION) or a missing table is a warning, and the
 // worker keeps its signals in Redis, which PHP does not read; the error returned says so.
 func (c *Config) connectCache(ctx context.Context, conn *laraq.Connection, logger *slog.Logger) error {
-	if c.CacheDriver != "database" {
+	// Only a store the application chose: with nothing known of the application (no .env
+	// or config naming one) the skeleton's default says nothing about it.
+	if c.CacheDriver != "database" || !chosen(c.Origin("CacheStore")) {
 		return nil
 	}
 	if logger == nil {
