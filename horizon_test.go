@@ -482,3 +482,50 @@ func TestHorizonMasterName(t *testing.T) {
 		t.Errorf("names %q, %q", a, b)
 	}
 }
+
+// TestHorizonReservedWhileRunning: a running job shows reserved on the dashboard while it
+// runs, whether or not its reservation is later merged with a completion; both jobs end
+// completed with reserved_at and completed_at.
+func TestHorizonReservedWhileRunning(t *testing.T) {
+	h := newHzEnv(t, "11.56")
+	long, err := h.dispatcher().Dispatch(h.ctx, sendInvoice{InvoiceID: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	short, err := h.dispatcher().Dispatch(h.ctx, sendInvoice{InvoiceID: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	var statusWhileRunning atomic.Value
+	reg := laraq.NewJobs()
+	register(reg, `App\Jobs\SendInvoice`, func(ctx context.Context, cmd *sendInvoice, job *laraq.JobInfo) error {
+		if cmd.InvoiceID == 1 {
+			eventually(t, 5*time.Second, "the reserved record of a running job", func() bool {
+				return h.hash(long)["status"] == "reserved"
+			})
+			statusWhileRunning.Store(h.hash(long)["status"])
+			close(release)
+		}
+		return nil
+	})
+	cfg := h.config(reg)
+	cfg.Concurrency, cfg.StopWhenEmpty, cfg.Now = 1, true, nil
+	w, err := laraq.NewWorker(h.conn, reg, cfg.workerConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.runToEnd(w); !errors.Is(err, laraq.ErrQueueEmpty) {
+		t.Fatal(err)
+	}
+	<-release
+	if s := statusWhileRunning.Load(); s != "reserved" {
+		t.Errorf("status while running %v", s)
+	}
+	for _, id := range []string{long, short} {
+		rec := h.hash(id)
+		if rec["status"] != "completed" || rec["reserved_at"] == "" || rec["completed_at"] == "" {
+			t.Errorf("%s: %v", id, rec)
+		}
+	}
+}
