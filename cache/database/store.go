@@ -17,6 +17,8 @@ import (
 
 	"github.com/laraq/laraq/cache"
 	fdb "github.com/laraq/laraq/failed/database"
+	"github.com/laraq/laraq/internal/php"
+	"github.com/laraq/laraq/phpser"
 )
 
 // Defaults of Options: config/cache.php's stores.database in the skeletons.
@@ -271,26 +273,22 @@ func (s *Store) Increment(ctx context.Context, key string, by int64) (int64, boo
 	return n, true, nil
 }
 
-// serializedNumber reads the integer PHP's (int) gives a serialized int, or a numeric
-// serialized string ("s:1:\"3\";"), and whether is_numeric() holds for the value. A
-// float's (int) is its truncation.
+// serializedNumber unserializes a stored value and reads it as DatabaseStore's increment
+// does: (int) of the value, and whether is_numeric() holds for it (an int, a float, or a
+// numeric string).
 func serializedNumber(v string) (int64, bool) {
-	switch {
-	case strings.HasPrefix(v, "i:") && strings.HasSuffix(v, ";"):
-		n, err := strconv.ParseInt(v[2:len(v)-1], 10, 64)
-		return n, err == nil
-	case strings.HasPrefix(v, "d:") && strings.HasSuffix(v, ";"):
-		f, err := strconv.ParseFloat(v[2:len(v)-1], 64)
-		return int64(f), err == nil
-	case strings.HasPrefix(v, "s:"):
-		if i := strings.IndexByte(v, '"'); i > 0 && i+1 <= len(v)-2 && strings.HasSuffix(v, "\";") {
-			body := strings.TrimSpace(v[i+1 : len(v)-2])
-			if n, err := strconv.ParseInt(body, 10, 64); err == nil {
-				return n, true
-			}
-			if f, err := strconv.ParseFloat(body, 64); err == nil {
-				return int64(f), true
-			}
+	val, err := phpser.DecodeString(v)
+	if err != nil {
+		return 0, false
+	}
+	switch val.Kind() {
+	case phpser.KindInt:
+		return val.Int(), true
+	case phpser.KindFloat:
+		return int64(val.Float()), true
+	case phpser.KindString:
+		if php.IsNumeric(val.Str()) {
+			return php.Intval(val.Str()), true
 		}
 	}
 	return 0, false
