@@ -13,7 +13,9 @@
 //
 // A Connection is a Laravel queue connection on Redis: the client, the connection name,
 // prefix, default queue, retry_after and block_for, the application's Release, the
-// cache store PHP workers read their signals from, and the failed-job store. Package
+// cache store PHP workers read their signals from (Redis, or with CacheStore.Store the
+// database store of Laravel 11+ skeletons, package cache/database), and the failed-job
+// store. Package
 // laravel builds one from an application's .env and config files, as `laraq work` does:
 //
 //	conn, err := laravel.Connect(ctx, laravel.App{Root: "/var/www/shop"})
