@@ -2,6 +2,7 @@ package laravel
 
 import (
 	"context"
+	"database/sql"
 	"strings"
 	"testing"
 
@@ -54,5 +55,117 @@ func TestConnectOpensDatabaseCacheStore(t *testing.T) {
 		}
 		conn.Close()
 		db.Close()
+	}
+}
+
+// TestCacheStoreDatabaseIsItsConnection: the database cache store opens on the database
+// of its own connection (DB_CACHE_CONNECTION, a connection of config/database.php), not
+// on the failed-job store's, and never on LARAQ_DATABASE (a database of laraq's own);
+// LARAQ_CACHE_DATABASE names another. Its lock_lottery and lock_timeout are read.
+func TestCacheStoreDatabaseIsItsConnection(t *testing.T) {
+	srv := testenv.RedisServer(t)
+	lockTables := []string{`create table cache ("key" varchar not null primary key, value text not null, expiration integer not null)`,
+		`create table cache_locks ("key" varchar not null primary key, owner varchar not null, expiration integer not null)`}
+	appPath, appDB := appDatabase(t, lockTables...)
+	defer appDB.Close()
+	cachePath, cacheDB := appDatabase(t, lockTables...)
+	defer cacheDB.Close()
+	otherPath, otherDB := appDatabase(t, lockTables...)
+	defer otherDB.Close()
+	laraqPath, laraqDB := appDatabase(t)
+	defer laraqDB.Close()
+
+	root := writeApp(t, map[string]string{
+		"config/database.php": `<?php
+return [
+    'default' => env('DB_CONNECTION', 'sqlite'),
+    'connections' => [
+        'sqlite' => ['driver' => 'sqlite', 'url' => env('DB_URL'), 'database' => env('DB_DATABASE')],
+        'cachedb' => ['driver' => 'sqlite', 'database' => env('CACHE_DB_PATH')],
+    ],
+];
+`,
+		"config/cache.php": `<?php
+return [
+    'default' => env('CACHE_STORE', 'database'),
+    'stores' => [
+        'database' => [
+            'driver' => 'database',
+            'connection' => env('DB_CACHE_CONNECTION'),
+            'table' => 'cache',
+            'lock_table' => 'cache_locks',
+            'lock_connection' => env('DB_CACHE_LOCK_CONNECTION'),
+            'lock_lottery' => [1, 50],
+            'lock_timeout' => 600,
+        ],
+    ],
+    'prefix' => 'shop-cache-',
+];
+`,
+		".env": "APP_NAME=Shop\nCACHE_STORE=database\nDB_CONNECTION=sqlite\nDB_DATABASE=" + appPath + "\nDB_CACHE_CONNECTION=cachedb\nCACHE_DB_PATH=" + cachePath +
+			"\nQUEUE_CONNECTION=redis\nREDIS_HOST=127.0.0.1\nREDIS_PORT=" + strings.TrimPrefix(srv.Addr, "127.0.0.1:") + "\n",
+	})
+	ctx := context.Background()
+	restartIn := func(t *testing.T, env map[string]string) (where string) {
+		t.Helper()
+		cfg, err := Load(App{Root: root, LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.CacheLockLottery != [2]int{1, 50} || cfg.CacheLockTimeout != 600 {
+			t.Errorf("lock lottery %v, lock timeout %d", cfg.CacheLockLottery, cfg.CacheLockTimeout)
+		}
+		conn, err := cfg.Connect(ctx, ConnectOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		if conn.Cache.Store == nil {
+			t.Fatalf("no cache store; warnings %q", cfg.Warnings)
+		}
+		admin, err := laraq.NewAdmin(conn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := admin.Restart(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for name, db := range map[string]*sql.DB{"app": appDB, "cache": cacheDB, "other": otherDB} {
+			var n int
+			if err := db.QueryRow(`select count(*) from cache where "key" = 'shop-cache-illuminate:queue:restart'`).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			if n == 1 {
+				where += name
+			}
+			if _, err := db.Exec(`delete from cache`); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return where
+	}
+	if got := restartIn(t, nil); got != "cache" {
+		t.Errorf("restart written to %q, want the cache connection's database", got)
+	}
+	if got := restartIn(t, map[string]string{"LARAQ_DATABASE": "sqlite:" + laraqPath}); got != "cache" {
+		t.Errorf("with LARAQ_DATABASE, restart written to %q, want the cache connection's database", got)
+	}
+	if got := restartIn(t, map[string]string{"LARAQ_CACHE_DATABASE": "sqlite:" + otherPath}); got != "other" {
+		t.Errorf("with LARAQ_CACHE_DATABASE, restart written to %q", got)
+	}
+	if got := restartIn(t, map[string]string{"DB_CACHE_CONNECTION": ""}); got != "app" {
+		t.Errorf("without DB_CACHE_CONNECTION, restart written to %q, want the default connection's database", got)
+	}
+	// Locks on a connection of their own: said, not followed.
+	for lockConn, warned := range map[string]bool{"": false, "cachedb": false, "sqlite": true} {
+		cfg, err := Load(App{Root: root, LookupEnv: func(k string) (string, bool) {
+			return lockConn, k == "DB_CACHE_LOCK_CONNECTION"
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(strings.Join(cfg.Warnings, "\n"), `keeps its locks on connection "sqlite"`); got != warned {
+			t.Errorf("DB_CACHE_LOCK_CONNECTION=%q: warned %v: %q", lockConn, got, cfg.Warnings)
+		}
 	}
 }

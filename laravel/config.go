@@ -145,6 +145,16 @@ type Config struct {
 	// DB_CACHE_CONNECTION; "" is the default connection), read when CacheDriver is
 	// "database".
 	CacheTable, CacheLockTable, CacheDBConnection string
+	// CacheDatabase is the DSN of that store's database (secret: it holds the password):
+	// LARAQ_CACHE_DATABASE, else built from the connection's settings in
+	// config/database.php; "" when it cannot be built. Derived only when the
+	// application chose the database store.
+	CacheDatabase string
+	// CacheLockLottery is that store's lock_lottery; zero: DatabaseStore's [2, 100].
+	CacheLockLottery [2]int
+	// CacheLockTimeout is its lock_timeout: the seconds of a lock taken for 0; zero:
+	// DatabaseStore's 86400.
+	CacheLockTimeout int
 	// CachePrefix is the cache store prefix (config/cache.php).
 	CachePrefix string
 
@@ -281,6 +291,7 @@ func Load(src App) (*Config, error) {
 	if err := l.loadFailed(); err != nil {
 		return nil, err
 	}
+	l.loadCacheDatabase()
 	if err := c.loadHorizon(r); err != nil {
 		return nil, err
 	}

@@ -60,27 +60,55 @@ func (l *loader) loadFailed() error {
 	c.FailedConnection = name
 	// The failed database is as much named as the connection is.
 	r.origins["FailedDatabase"] = r.origins["FailedConnection"]
+	use := dbUse{what: "the failed-job table", forWhat: "failed jobs", override: "LARAQ_DATABASE", connVar: "DB_CONNECTION",
+		urlOrigin: "FailedDatabaseURL", named: r.origins["FailedConnection"].Named()}
+	if dsn, origin, ok := l.connectionDSN(name, r.origins["FailedConnection"], use); ok {
+		c.FailedDatabase = dsn
+		if origin.Kind != Default {
+			r.origins["FailedDatabase"] = origin
+		}
+	}
+	return nil
+}
+
+// dbUse is what a database connection is opened for, in connectionDSN's warnings and
+// origins.
+type dbUse struct {
+	what     string // "the failed-job table"
+	forWhat  string // "failed jobs"
+	override string // the variable that names its DSN instead: "LARAQ_DATABASE"
+	connVar  string // the variable that names the connection: "DB_CONNECTION"
+	origins  string // before the origin names of its settings (DBHost, …)
+	// urlOrigin is the origin name of its url setting.
+	urlOrigin string
+	named     bool // the connection was named by the application, not a default
+}
+
+// connectionDSN builds a DSN for database.Open from the connection name of
+// config/database.php (driver, url, host, port, database, username, password; sqlite's
+// path relative to the application root). nameOrigin is where name came from. ok false:
+// no DSN can be built, and why is a warning. origin is the URL's when one was used.
+func (l *loader) connectionDSN(name string, nameOrigin Origin, use dbUse) (dsn string, origin Origin, ok bool) {
+	c := l.c
 	if lk := l.layers.get("database", "connections", name); lk.status == absent || lk.status == unknown || lk.node == nil || !lk.node.isArray {
 		where := lk.file
 		if lk.status == builtin {
 			where = fmt.Sprintf("the %s skeleton's %s", l.layers.skelEra, lk.file)
 		}
-		c.warn("database connection %q (%s) is not in %s: laraq cannot open the failed-job table; set LARAQ_DATABASE", name, r.origins["FailedConnection"], where)
-		return nil
+		c.warn("database connection %q (%s) is not in %s: laraq cannot open %s; set %s", name, nameOrigin, where, use.what, use.override)
+		return "", Origin{}, false
 	}
 	get := func(origin, key string, vars ...string) value {
-		return l.value(setting{name: origin, file: "database", path: []string{"connections", name, key}, vars: vars})
+		return l.value(setting{name: use.origins + origin, file: "database", path: []string{"connections", name, key}, vars: vars})
 	}
-	dbDriver := l.str(setting{name: "DBDriver", file: "database", path: []string{"connections", name, "driver"}}, name)
-	if u := get("FailedDatabaseURL", "url", "DB_URL", "DATABASE_URL"); u.ok && u.v.kind != phpNull && u.str() != "" {
+	dbDriver := l.str(setting{name: use.origins + "DBDriver", file: "database", path: []string{"connections", name, "driver"}}, name)
+	if u := l.value(setting{name: use.urlOrigin, file: "database", path: []string{"connections", name, "url"}, vars: []string{"DB_URL", "DATABASE_URL"}}); u.ok && u.v.kind != phpNull && u.str() != "" {
 		dsn, ok := dsnFromURL(u.str(), l.base)
 		if !ok {
-			c.warn("the database URL (%s) names a database laraq cannot open; set LARAQ_DATABASE", u.origin)
-			return nil
+			c.warn("the database URL (%s) names a database laraq cannot open; set %s", u.origin, use.override)
+			return "", Origin{}, false
 		}
-		c.FailedDatabase = dsn
-		r.origins["FailedDatabase"] = u.origin
-		return nil
+		return dsn, u.origin, true
 	}
 	switch dbDriver {
 	case "sqlite":
@@ -88,20 +116,21 @@ func (l *loader) loadFailed() error {
 		path := db.str()
 		switch {
 		case path == ":memory:":
-			c.warn("DB_DATABASE is :memory:; an in-memory SQLite database cannot be shared, set LARAQ_DATABASE")
-			return nil
+			c.warn("DB_DATABASE is :memory:; an in-memory SQLite database cannot be shared, set %s", use.override)
+			return "", Origin{}, false
 		case path == "" && l.base == "":
-			if r.origins["FailedConnection"].Named() {
-				c.warn("DB_CONNECTION is sqlite with the default database/database.sqlite; pass --laravel-root (or LARAQ_DATABASE) so laraq finds it")
+			if use.named {
+				c.warn("%s is sqlite with the default database/database.sqlite; pass --laravel-root (or %s) so laraq finds %s",
+					use.connVar, use.override, use.what)
 			}
-			return nil
+			return "", Origin{}, false
 		case path == "":
 			path = filepath.Join(l.base, "database", "database.sqlite")
 		case !filepath.IsAbs(path) && l.base != "":
 			// `php artisan` runs in the application root; a relative path is relative to it.
 			path = filepath.Join(l.base, path)
 		}
-		c.FailedDatabase = "sqlite:" + path
+		return "sqlite:" + path, Origin{}, true
 	case "mysql", "mariadb", "pgsql":
 		port, scheme := "3306", "mysql"
 		if dbDriver == "pgsql" {
@@ -123,11 +152,11 @@ func (l *loader) loadFailed() error {
 		} else if user != "" {
 			u.User = url.User(user)
 		}
-		c.FailedDatabase = u.String()
-	default:
-		c.warn("database connection %q (%s) has driver %q, which laraq does not support for failed jobs (sqlite, mysql, mariadb and pgsql are); set LARAQ_DATABASE", name, r.origins["FailedConnection"], dbDriver)
+		return u.String(), Origin{}, true
 	}
-	return nil
+	c.warn("database connection %q (%s) has driver %q, which laraq does not support for %s (sqlite, mysql, mariadb and pgsql are); set %s",
+		name, nameOrigin, dbDriver, use.forWhat, use.override)
+	return "", Origin{}, false
 }
 
 // dsnFromURL turns a Laravel database URL into one of failed.Open's DSN forms.
@@ -158,4 +187,41 @@ func dsnFromURL(s string, base string) (string, bool) {
 		return "sqlite:" + path, true
 	}
 	return "", false
+}
+
+// loadCacheDatabase derives the database of an application's database cache store:
+// LARAQ_CACHE_DATABASE, else the connection stores.database.connection names
+// (DB_CACHE_CONNECTION), else the default connection, from config/database.php as
+// DatabaseStore opens it. Never the failed-job store's override: that one may be a
+// database of laraq's own, where PHP reads no signal.
+func (l *loader) loadCacheDatabase() {
+	c, r := l.c, l.r
+	if c.CacheDriver != "database" || !chosen(r.origins["CacheStore"]) {
+		return
+	}
+	if v, origin, ok := r.override("CACHE_DATABASE"); ok {
+		c.CacheDatabase = v
+		r.origins["CacheDatabase"] = origin
+		return
+	}
+	name, origin := c.CacheDBConnection, r.origins["CacheDBConnection"]
+	if name == "" {
+		name = l.str(setting{name: "CacheDBDefault", file: "database", path: []string{"default"}, vars: []string{"DB_CONNECTION"}}, "")
+		origin = r.origins["CacheDBDefault"]
+	}
+	connVar := "DB_CACHE_CONNECTION"
+	if c.CacheDBConnection == "" {
+		connVar = "DB_CONNECTION"
+	}
+	use := dbUse{what: "the database cache store", forWhat: "the cache store", override: "LARAQ_CACHE_DATABASE", connVar: connVar,
+		origins: "Cache", urlOrigin: "CacheDatabaseURL", named: origin.Named()}
+	dsn, urlOrigin, ok := l.connectionDSN(name, origin, use)
+	if !ok {
+		return
+	}
+	c.CacheDatabase = dsn
+	r.origins["CacheDatabase"] = origin
+	if urlOrigin.Kind != Default {
+		r.origins["CacheDatabase"] = urlOrigin
+	}
 }

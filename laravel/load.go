@@ -118,6 +118,33 @@ func (l *loader) loadCache() {
 		c.CacheTable = l.str(store("CacheTable", "table", nil), "cache")
 		c.CacheLockTable = l.str(store("CacheLockTable", "lock_table", nil), "cache_locks")
 		c.CacheDBConnection = l.str(store("CacheDBConnection", "connection", nil), "")
+		// CacheManager: $config['lock_lottery'] ?? [2, 100].
+		if lk := l.layers.get("cache", "stores", c.CacheStore, "lock_lottery"); lk.status == found {
+			for i, key := range []string{"0", "1"} {
+				s := setting{name: "CacheLockLottery", file: "cache", path: []string{"stores", c.CacheStore, "lock_lottery", key}}
+				if n, err := l.int(s, 0); err == nil {
+					c.CacheLockLottery[i] = n
+				} else {
+					c.warn("%v; laraq draws the lock lottery with the odds [2, 100]", err)
+					c.CacheLockLottery = [2]int{}
+					break
+				}
+			}
+			if c.CacheLockLottery[1] < 1 {
+				c.CacheLockLottery = [2]int{} // as PHP's random_int(1, 0) would fail; the default instead
+			}
+		}
+		if n, err := l.int(store("CacheLockTimeout", "lock_timeout", nil), 0); err != nil {
+			c.warn("%v; laraq gives a lock taken for 0 seconds 86400 seconds", err)
+		} else {
+			c.CacheLockTimeout = n
+		}
+		// setLockConnection: $config['lock_connection'] ?? $config['connection'].
+		if lc := l.str(store("CacheLockConnection", "lock_connection", nil), ""); lc != "" && lc != c.CacheDBConnection &&
+			chosen(r.origins["CacheStore"]) {
+			c.warn("the database cache store keeps its locks on connection %q (%s), which laraq does not open: unique job locks are taken in the store's own database, where PHP does not look",
+				lc, r.origins["CacheLockConnection"])
+		}
 	}
 	// Only about a store the application chose: with nothing known of the application the
 	// skeleton default says nothing about it.

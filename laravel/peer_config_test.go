@@ -35,6 +35,9 @@ type phpConfig struct {
 	Failed          map[string]any `json:"failed"`
 	FailedConn      string         `json:"failed_connection"`
 	FailedConfig    map[string]any `json:"failed_connection_config"`
+	CacheDBConfig   map[string]any `json:"cache_db_connection_config"` // the database cache store's connection
+	CacheLottery    []int          `json:"cache_lock_lottery"`
+	CacheLockTTL    *int           `json:"cache_lock_timeout"`
 	Timezone        string         `json:"timezone"`
 	Cipher          string         `json:"cipher"`
 }
@@ -138,6 +141,15 @@ func TestConfigMatchesPHP(t *testing.T) {
 				return s + "REDIS_CACHE_CONNECTION=default\nREDIS_DB=2\nDB_DATABASE=storage/app.sqlite\nCACHE_PREFIX=c_\n"
 			}}
 		}},
+		{name: "13 database cache store on a connection of its own", skeleton: "laravel-13", major: 13, tag: "v13.26.1", edits: func(t *testing.T, app string) map[string]func(string) string {
+			return map[string]func(string) string{
+				"config/database.php": replace(t, "    'connections' => [\n",
+					"    'connections' => [\n\n        'cachedb' => [\n            'driver' => 'sqlite',\n            'database' => env('CACHE_DB_PATH', database_path('cache.sqlite')),\n        ],\n"),
+				"config/cache.php": replace(t, "'lock_table' => env('DB_CACHE_LOCK_TABLE'),",
+					"'lock_table' => env('DB_CACHE_LOCK_TABLE'),\n            'lock_lottery' => [1, 50],\n            'lock_timeout' => 600,"),
+				".env": func(s string) string { return s + "DB_CACHE_CONNECTION=cachedb\nCACHE_DB_PATH=storage/cache.sqlite\n" },
+			}
+		}},
 		{name: "8 per-connection prefixes (phpredis before 9.12)", skeleton: "laravel-8", major: 8, edits: connectionPrefixes},
 		{name: "13 per-connection prefixes", skeleton: "laravel-13", major: 13, tag: "v13.26.1", edits: connectionPrefixes},
 		{name: "13 cached configuration", skeleton: "laravel-13", major: 13, tag: "v13.26.1", cached: true},
@@ -225,6 +237,25 @@ func TestConfigMatchesPHP(t *testing.T) {
 					path = filepath.Join(root, path) // `php artisan` runs in the root
 				}
 				checks = append(checks, struct{ what, laraq, php string }{"failed database", c.FailedDatabase, "sqlite:" + path})
+			}
+			if php.CacheDBConfig != nil && php.CacheDBConfig["driver"] == "sqlite" && c.Origin("CacheStore").Kind != Default {
+				path, _ := php.CacheDBConfig["database"].(string)
+				if !filepath.IsAbs(path) {
+					path = filepath.Join(root, path)
+				}
+				checks = append(checks, struct{ what, laraq, php string }{"cache store database", c.CacheDatabase, "sqlite:" + path})
+			}
+			if php.CacheLottery != nil {
+				lottery := c.CacheLockLottery
+				if lottery == [2]int{} {
+					lottery = [2]int{2, 100}
+				}
+				ttl := c.CacheLockTimeout
+				if ttl == 0 {
+					ttl = 86400
+				}
+				checks = append(checks, struct{ what, laraq, php string }{"cache lock lottery", fmt.Sprint(lottery[:]), fmt.Sprint(php.CacheLottery)},
+					struct{ what, laraq, php string }{"cache lock timeout", strconv.Itoa(ttl), strconv.Itoa(*php.CacheLockTTL)})
 			}
 			for _, ch := range checks {
 				if ch.laraq != ch.php {

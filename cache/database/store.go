@@ -11,6 +11,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"time"
@@ -30,6 +31,10 @@ const (
 	DefaultLockTimeout = 86400
 )
 
+// DefaultLockLottery is DatabaseStore's lock lottery: expired locks are pruned after 2
+// in 100 acquisitions.
+var DefaultLockLottery = [2]int{2, 100}
+
 // ErrNoTable is wrapped by Open and New when a table is missing (the application has
 // not run the cache table migration: `php artisan cache:table` / `make:cache-table`).
 var ErrNoTable = errors.New("cache: table missing or incomplete (php artisan make:cache-table, cache:table before 11.x, then migrate)")
@@ -44,6 +49,14 @@ type Options struct {
 	// Prefix is the cache prefix (stores.database.prefix ?? cache.prefix), put before
 	// every key and lock name as DatabaseStore does. Default "".
 	Prefix string
+	// LockLottery is stores.database.lock_lottery: after taking a lock (or failing to),
+	// expired rows of the lock table are deleted with the odds LockLottery[0] in
+	// LockLottery[1], as DatabaseLock::acquire draws them. Default [2, 100]; [0, 1]
+	// never prunes.
+	LockLottery [2]int
+	// LockTimeout is stores.database.lock_timeout: the seconds a lock taken for 0
+	// seconds lasts. Default DefaultLockTimeout.
+	LockTimeout int64
 	// Now is the clock of expirations. Default time.Now.
 	Now func() time.Time
 }
@@ -56,6 +69,9 @@ type Store struct {
 	table     string // quoted
 	lockTable string // quoted
 	prefix    string
+	lottery   [2]int
+	forever   int64           // the lifetime of a lock taken for 0 seconds
+	draw      func(n int) int // 1..n, PHP's random_int(1, n)
 	now       func() time.Time
 	name      string
 }
@@ -96,9 +112,20 @@ func newStore(ctx context.Context, db *sql.DB, d fdb.Dialect, opts Options, owne
 	if err != nil {
 		return nil, fmt.Errorf("cache: %w", err)
 	}
-	s := &Store{db: db, owned: owned, dialect: d, table: qt, lockTable: ql, prefix: opts.Prefix, now: opts.Now}
+	s := &Store{db: db, owned: owned, dialect: d, table: qt, lockTable: ql, prefix: opts.Prefix, lottery: opts.LockLottery,
+		draw: func(n int) int { return rand.IntN(n) + 1 }, now: opts.Now}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	s.forever = opts.LockTimeout
+	if s.forever <= 0 {
+		s.forever = DefaultLockTimeout
+	}
+	if s.lottery == [2]int{} {
+		s.lottery = DefaultLockLottery
+	}
+	if s.lottery[1] < 1 {
+		return nil, fmt.Errorf("cache: lock lottery %v: the odds need a positive second number", s.lottery)
 	}
 	s.name = "database cache " + qt + " on " + d.String()
 	for t, cols := range map[string]string{table: "key, value, expiration", lockTable: "key, owner, expiration"} {
@@ -295,27 +322,38 @@ func serializedNumber(v string) (int64, bool) {
 }
 
 // AcquireLock is DatabaseLock::acquire: an insert of the lock row, or when that fails (the
-// row exists), an update of a row that owner holds or that expired. The expired-lock
-// lottery of PHP is not drawn: rows it would prune are taken over here all the same. As
-// with PHP's PDO, MySQL counts only changed rows: an owner re-taking its lock for the
-// same expiry within the same second gets false there.
+// row exists), an update of a row that owner holds or that expired; then, with the odds
+// of the lock lottery, the deletion of every expired lock row. As with PHP's PDO, MySQL
+// counts only changed rows: an owner re-taking its lock for the same expiry within the
+// same second gets false there.
 func (s *Store) AcquireLock(ctx context.Context, name, owner string, seconds int64) (bool, error) {
 	k := s.prefix + name
 	if seconds <= 0 {
-		seconds = DefaultLockTimeout
+		seconds = s.forever
 	}
 	now := s.unix()
+	acquired := false
 	_, err := s.db.ExecContext(ctx, s.sql("insert into "+s.lockTable+" ("+s.columns("key, owner, expiration")+") values (?, ?, ?)"), k, owner, now+seconds)
 	if err == nil {
-		return true, nil
+		acquired = true
+	} else {
+		res, err := s.db.ExecContext(ctx, s.sql("update "+s.lockTable+" set "+s.ident("owner")+" = ?, "+s.ident("expiration")+" = ? where "+
+			s.ident("key")+" = ? and ("+s.ident("owner")+" = ? or "+s.ident("expiration")+" <= ?)"), owner, now+seconds, k, owner, now)
+		if err != nil {
+			return false, fmt.Errorf("cache: acquire lock %s: %w", k, err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return false, fmt.Errorf("cache: acquire lock %s: %w", k, err)
+		}
+		acquired = n >= 1
 	}
-	res, err := s.db.ExecContext(ctx, s.sql("update "+s.lockTable+" set "+s.ident("owner")+" = ?, "+s.ident("expiration")+" = ? where "+
-		s.ident("key")+" = ? and ("+s.ident("owner")+" = ? or "+s.ident("expiration")+" <= ?)"), owner, now+seconds, k, owner, now)
-	if err != nil {
-		return false, fmt.Errorf("cache: acquire lock %s: %w", k, err)
+	if s.draw(s.lottery[1]) <= s.lottery[0] {
+		// Housekeeping, as DatabaseLock::pruneExpiredLocks: a deadlock with another
+		// prune is ignored there, and any failure here leaves rows the next draw prunes.
+		_, _ = s.db.ExecContext(ctx, s.sql("delete from "+s.lockTable+" where "+s.ident("expiration")+" <= ?"), now)
 	}
-	n, err := res.RowsAffected()
-	return n >= 1, err
+	return acquired, nil
 }
 
 // ReleaseLock is DatabaseLock::release: the row of name and owner is deleted.

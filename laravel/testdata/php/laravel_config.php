@@ -146,6 +146,9 @@ $clientPrefix = function (?string $name) use ($config) {
 };
 $storeConfig = $config->get("cache.stores.$store") ?? [];
 $failedDb = $config->get('queue.failed.database') ?? $config->get('database.default');
+// CacheManager::createDatabaseDriver: the store's connection, else the default one.
+$cacheDb = ($storeConfig['driver'] ?? null) === 'database'
+    ? ($storeConfig['connection'] ?? $config->get('database.default')) : null;
 echo json_encode([
     'prefix' => $config->get('database.redis.options.prefix'),
     'queue_client_prefix' => $clientPrefix($queueConn['connection'] ?? 'default'),
@@ -167,6 +170,9 @@ echo json_encode([
     'failed_connection' => $failedDb,
     'failed_connection_config' => $config->get("database.connections.$failedDb"),
     'database_default' => $config->get('database.default'),
+    'cache_db_connection_config' => $cacheDb === null ? null : $config->get("database.connections.$cacheDb"),
+    'cache_lock_lottery' => $cacheDb === null ? null : ($storeConfig['lock_lottery'] ?? [2, 100]),
+    'cache_lock_timeout' => $cacheDb === null ? null : ($storeConfig['lock_timeout'] ?? 86400),
     'timezone' => $config->get('app.timezone'),
     'cipher' => $config->get('app.cipher'),
 ], JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE | JSON_THROW_ON_ERROR), "\n";
