@@ -84,8 +84,9 @@ func hzBatchSHA(t *testing.T) string {
 
 // pipelineLog records the commands of each pipeline a client sends: "zrem", or for a
 // batch of Horizon's records (rdb.HorizonBatch) "batch" and the scripts it calls, by
-// their number in horizon_batch.lua (2 update, 3 completed, 6 metrics, …), and after a
-// metrics call one "runtime" per job it measures.
+// their number in horizon_batch.lua (2 update, 3 completed, 6 metrics, …; a group of
+// completions, 7, as one script3 per job), and after a metrics call one "runtime" per
+// job it measures.
 type pipelineLog struct {
 	batchSHA string
 	mu       sync.Mutex
@@ -116,6 +117,14 @@ func (l *pipelineLog) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 				case "3": // completed, with the reservation when its ARGV[11] says so
 					if argv[off+10] == "reserved" {
 						names = append(names, "with-reserved")
+					}
+				case "7": // a group of completions: one per job key after the five shared
+					jobs := argv[2+3*i].(int) - 5
+					for range jobs {
+						names = append(names, "script3")
+						if argv[off+6] == "reserved" {
+							names = append(names, "with-reserved")
+						}
 					}
 				}
 				off += na

@@ -207,3 +207,98 @@ func TestHorizonReservedCompletedMatchesTwoCalls(t *testing.T) {
 		}
 	}
 }
+
+// TestHorizonCompletedGroupMatchesSeparateCalls: completions that share their queue,
+// name, lists and expiries go as one group in a batch (their shared keys and arguments
+// once); the group leaves what the separate calls leave — for jobs Horizon pushed and
+// adopted ones, a monitored one, one whose hash has the wrong type (failing alone, the
+// jobs after it still recorded) — and a completion that differs (no reservation) starts
+// a group of its own.
+func TestHorizonCompletedGroupMatchesSeparateCalls(t *testing.T) {
+	ctx := context.Background()
+	job := func(id string, tags ...string) HorizonJob {
+		return HorizonJob{ID: id, Name: `App\Jobs\Send`, Connection: "redis", Queue: "default", Tags: tags,
+			Payload: []byte(`{"uuid":"` + id + `","id":"` + id + `","attempts":1}`)}
+	}
+	jobs := []HorizonJob{job("J1"), job("J2"), job("J3", "other", "urgent"), job("J4"), job("J5", "a", "b"), job("J6")}
+	pushed := map[string]bool{"J1": true, "J3": true, "J6": true, "J8": true}
+	seed := hstate{"monitoring": hset("urgent"), "J4": {Type: "string", Str: new("x")}}
+	records := func(e *hzEnv, s redis.Scripter) {
+		for _, j := range jobs {
+			if _, err := e.h.ReservedCompleted(ctx, s, j); err != nil {
+				t.Fatal(err)
+			}
+			e.h.Metrics(ctx, s, j.Queue, j.Name, e.at.Add(-3*time.Millisecond))
+		}
+		if err := e.h.Completed(ctx, s, job("J7")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.h.ReservedCompleted(ctx, s, job("J8")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var states [2]hstate
+	var errs [2]error
+	unix := time.Now().Unix()
+	for i, batch := range []bool{false, true} {
+		e := newHzEnvAt(t, HorizonTrim{Completed: 7, Monitored: 90}, unix)
+		e.seed(t, seed)
+		e.pipe(t, func(p redis.Pipeliner) error {
+			for _, j := range append(jobs, job("J7"), job("J8")) {
+				if pushed[j.ID] {
+					if err := e.h.Pushed(ctx, p, j); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
+		p := e.c.Pipeline()
+		if batch {
+			b := &HorizonBatch{}
+			records(e, b)
+			// J1-J6 in one group, J7 (no reservation) and J8 in groups of their own, and
+			// the two metrics hashes.
+			if b.Len() != 3+2 {
+				t.Errorf("%d calls batched, want 5", b.Len())
+			}
+			cmd, err := b.Queue(ctx, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := p.Exec(ctx); err != nil {
+				t.Fatal(err)
+			}
+			errs[i] = HorizonBatchErrors(cmd)
+		} else {
+			records(e, p)
+			cmds, _ := p.Exec(ctx)
+			for _, c := range cmds {
+				if c.Err() != nil && !isNil(c.Err()) {
+					errs[i] = c.Err()
+				}
+			}
+		}
+		states[i] = e.dump(t)
+		for k, v := range states[i] {
+			for j, m := range v.Set {
+				v.Set[j] = strings.Replace(m, e.prefix, "{H}", 1)
+			}
+			states[i][k] = v
+		}
+	}
+	assertSameHState(t, "group", states[1], states[0])
+	for i, err := range errs {
+		if err == nil || !strings.Contains(err.Error(), "WRONGTYPE") {
+			t.Errorf("run %d: the broken hash's error: %v", i, err)
+		}
+	}
+	for _, id := range []string{"J1", "J2", "J3", "J5", "J6", "J7", "J8"} {
+		if got := states[1][id].Hash["status"]; got != "completed" {
+			t.Errorf("%s: status %q", id, got)
+		}
+	}
+	if m := states[1]["monitored_jobs"].ZSet; len(m) != 1 || m[0].Member != "J3" {
+		t.Errorf("monitored jobs: %+v", m)
+	}
+}

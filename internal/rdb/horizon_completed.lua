@@ -28,31 +28,42 @@
 -- the status reserved followed by this script, at the same T, in one call. A worker
 -- sends it when a job's reservation and completion are recorded in the same round trip.
 -- Returns 1 when the job was remembered as monitored, else 0.
+--
+-- The effect is function hz_completed, which a batch also calls for each job of a group
+-- of completions that share all but their own keys and arguments (horizon_batch.lua);
+-- the line "-- entry" ends it.
 
-local id = ARGV[1]
-if redis.call('hexists', KEYS[1], 'id') == 0 then
-  redis.call('zadd', KEYS[2], ARGV[7], id)
-  redis.call('zadd', KEYS[3], ARGV[7], id)
-  redis.call('hset', KEYS[1], 'id', id, 'connection', ARGV[2], 'queue', ARGV[3], 'name', ARGV[4],
-    'status', 'pending', 'payload', ARGV[5], 'created_at', ARGV[6], 'updated_at', ARGV[6])
-  redis.call('expireat', KEYS[1], ARGV[8])
-end
-if ARGV[11] == 'reserved' then
-  redis.call('hset', KEYS[1], 'status', 'reserved', 'payload', ARGV[5], 'updated_at', ARGV[6], 'reserved_at', ARGV[6])
-end
-
-redis.call('zadd', KEYS[4], ARGV[7], id)
-redis.call('zrem', KEYS[3], id)
-redis.call('hset', KEYS[1], 'status', 'completed', 'completed_at', ARGV[6])
-redis.call('expireat', KEYS[1], ARGV[9])
-
-for i = 12, #ARGV do
-  if redis.call('sismember', KEYS[6], ARGV[i]) == 1 then
-    redis.call('zadd', KEYS[5], ARGV[7], id)
-    redis.call('hset', KEYS[1], 'id', id, 'connection', ARGV[2], 'queue', ARGV[3], 'name', ARGV[4],
-      'status', 'completed', 'payload', ARGV[5], 'completed_at', ARGV[6])
-    redis.call('expireat', KEYS[1], ARGV[10])
-    return 1
+local function hz_completed(job, recent, pending, finished, monitored, monitoring,
+    id, connection, queue, name, payload, t, negT, pendingAt, completedAt, monitoredAt, reserve,
+    tags, first, last)
+  if redis.call('hexists', job, 'id') == 0 then
+    redis.call('zadd', recent, negT, id)
+    redis.call('zadd', pending, negT, id)
+    redis.call('hset', job, 'id', id, 'connection', connection, 'queue', queue, 'name', name,
+      'status', 'pending', 'payload', payload, 'created_at', t, 'updated_at', t)
+    redis.call('expireat', job, pendingAt)
   end
+  if reserve == 'reserved' then
+    redis.call('hset', job, 'status', 'reserved', 'payload', payload, 'updated_at', t, 'reserved_at', t)
+  end
+
+  redis.call('zadd', finished, negT, id)
+  redis.call('zrem', pending, id)
+  redis.call('hset', job, 'status', 'completed', 'completed_at', t)
+  redis.call('expireat', job, completedAt)
+
+  for i = first, last do
+    if redis.call('sismember', monitoring, tags[i]) == 1 then
+      redis.call('zadd', monitored, negT, id)
+      redis.call('hset', job, 'id', id, 'connection', connection, 'queue', queue, 'name', name,
+        'status', 'completed', 'payload', payload, 'completed_at', t)
+      redis.call('expireat', job, monitoredAt)
+      return 1
+    end
+  end
+  return 0
 end
-return 0
+-- entry
+return hz_completed(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6],
+  ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11],
+  ARGV, 12, #ARGV)
