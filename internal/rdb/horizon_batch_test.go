@@ -93,13 +93,7 @@ func TestHorizonBatchMatchesSeparateCalls(t *testing.T) {
 					records(e, p)
 					_, _ = p.Exec(ctx)
 				}
-				states[i] = e.dump(t)
-				for k, v := range states[i] {
-					for j, m := range v.Set {
-						v.Set[j] = strings.Replace(m, e.prefix, "{H}", 1)
-					}
-					states[i][k] = v
-				}
+				states[i] = e.dumpUnprefixed(t)
 			}
 			assertSameHState(t, "batched", states[1], states[0])
 			if broken != (batchErr != nil) || broken && !strings.Contains(batchErr.Error(), "WRONGTYPE") {
@@ -279,13 +273,7 @@ func TestHorizonCompletedGroupMatchesSeparateCalls(t *testing.T) {
 				}
 			}
 		}
-		states[i] = e.dump(t)
-		for k, v := range states[i] {
-			for j, m := range v.Set {
-				v.Set[j] = strings.Replace(m, e.prefix, "{H}", 1)
-			}
-			states[i][k] = v
-		}
+		states[i] = e.dumpUnprefixed(t)
 	}
 	assertSameHState(t, "group", states[1], states[0])
 	for i, err := range errs {
@@ -301,4 +289,18 @@ func TestHorizonCompletedGroupMatchesSeparateCalls(t *testing.T) {
 	if m := states[1]["monitored_jobs"].ZSet; len(m) != 1 || m[0].Member != "J3" {
 		t.Errorf("monitored jobs: %+v", m)
 	}
+}
+
+// dumpUnprefixed is dump with the prefix in set members (the measured sets hold prefixed
+// key names) written {H}: two environments' states compare.
+func (e *hzEnv) dumpUnprefixed(t *testing.T) hstate {
+	t.Helper()
+	state := e.dump(t)
+	for k, v := range state {
+		for j, m := range v.Set {
+			v.Set[j] = strings.Replace(m, e.prefix, "{H}", 1)
+		}
+		state[k] = v
+	}
+	return state
 }
