@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/laraq/laraq"
+	"github.com/laraq/laraq/failed"
 	"github.com/laraq/laraq/failed/database"
 	"github.com/laraq/laraq/payload"
 )
@@ -72,5 +73,55 @@ func TestFailedJobThatCameBackIsNotRunAgain(t *testing.T) {
 	}
 	if n, _ := e.client.LLen(ctx, e.prefix+"queues:default").Result(); n != 0 {
 		t.Errorf("%d jobs left ready", n)
+	}
+}
+
+// lostReplyStore is a failed store whose first Log writes the row and then reports the
+// connection lost, as a database that goes away between the insert and its answer.
+type lostReplyStore struct {
+	failed.Store
+	logs atomic.Int32
+}
+
+func (s *lostReplyStore) Log(ctx context.Context, connection, queue string, payload []byte, exception string) (string, error) {
+	id, err := s.Store.Log(ctx, connection, queue, payload, exception)
+	if s.logs.Add(1) == 1 && err == nil {
+		return "", errors.New("invalid connection")
+	}
+	return id, err
+}
+
+// TestFailedRowWrittenOnceWhenItsAnswerIsLost: the write of a failed row that errs is
+// tried again, but not when the row is there (the insert landed, its answer did not):
+// one row per failure, as the chaos suite's faileddb-down requires.
+func TestFailedRowWrittenOnceWhenItsAnswerIsLost(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	real, err := database.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "failed.sqlite"),
+		database.Options{Logger: quietLogger(t), CreateTable: database.CreateIfMissing})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer real.Close()
+	store := &lostReplyStore{Store: real}
+	e.push("default", job(t, sendInvoice{InvoiceID: 1}, nil))
+	reg := laraq.NewJobs()
+	laraq.Handle(reg, func(ctx context.Context, j *laraq.Job[sendInvoice]) error {
+		return laraq.Fail(errors.New("boom"))
+	})
+	cfg := e.config(reg)
+	cfg.Failed, cfg.StopWhenEmpty = store, true
+	if err := e.runToEnd(e.consumer(cfg)); !errors.Is(err, laraq.ErrQueueEmpty) {
+		t.Fatal(err)
+	}
+	rows, err := real.All(ctx)
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("%d failed rows (%v), want 1", len(rows), err)
+	}
+	if n := store.logs.Load(); n != 1 {
+		t.Errorf("Log called %d times, want 1 (the retry found the row)", n)
+	}
+	if n, _ := e.client.ZCard(ctx, e.prefix+"queues:default:reserved").Result(); n != 0 {
+		t.Errorf("%d jobs left reserved", n)
 	}
 }

@@ -1,6 +1,7 @@
 package laraq
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -384,7 +385,14 @@ func (c *Worker) fail(r *run, jr *jobRun, cause error, runtime time.Duration) {
 	text := exceptionText(cause)
 	c.horizonFailing(jr, text)
 	err := c.hold(r, jr, func() error {
+		first := true
 		_, err := c.retry(r, jr, "writing a failed job", func(ctx context.Context) error {
+			// An attempt that failed may have written the row all the same (the database
+			// went away after the insert, before its answer): then it is not written twice.
+			if !first && c.failedRowWritten(ctx, jr) {
+				return nil
+			}
+			first = false
 			_, err := c.s.failed.Log(ctx, c.s.connection, jr.queue, jr.popped.Job, text)
 			return err
 		})
@@ -412,6 +420,18 @@ func (c *Worker) fail(r *run, jr *jobRun, cause error, runtime time.Duration) {
 		e.Payload = jr.popped.Job
 	}
 	c.emit(e)
+}
+
+// failedRowWritten reports whether the failed store holds the row of this attempt: the
+// job's uuid, on its queue, with the very bytes popped. A store without uuids (the legacy
+// database driver) cannot tell, nor can a job without one: false.
+func (c *Worker) failedRowWritten(ctx context.Context, jr *jobRun) bool {
+	if jr.job == nil || jr.job.UUID == "" {
+		return false
+	}
+	row, err := c.s.failed.Find(ctx, jr.job.UUID)
+	return err == nil && row != nil && row.UUID == jr.job.UUID && row.Queue == jr.queue &&
+		bytes.Equal(row.Payload, jr.popped.Job)
 }
 
 func (c *Worker) jobID(jr *jobRun) string {
