@@ -23,12 +23,7 @@ import (
 func TestFailedJobThatCameBackIsNotRunAgain(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	store, err := database.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "failed.sqlite"),
-		database.Options{Logger: quietLogger(t), CreateTable: database.CreateIfMissing})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := sqliteFailedStore(t)
 
 	failedJob := func(uuid string, attempts int) []byte {
 		p := job(t, sendInvoice{InvoiceID: 1}, func(j *payload.ObjectJob) { j.UUID = uuid })
@@ -97,12 +92,7 @@ func (s *lostReplyStore) Log(ctx context.Context, connection, queue string, payl
 func TestFailedRowWrittenOnceWhenItsAnswerIsLost(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	real, err := database.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "failed.sqlite"),
-		database.Options{Logger: quietLogger(t), CreateTable: database.CreateIfMissing})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer real.Close()
+	real := sqliteFailedStore(t)
 	store := &lostReplyStore{Store: real}
 	e.push("default", job(t, sendInvoice{InvoiceID: 1}, nil))
 	reg := laraq.NewJobs()
@@ -124,4 +114,16 @@ func TestFailedRowWrittenOnceWhenItsAnswerIsLost(t *testing.T) {
 	if n, _ := e.client.ZCard(ctx, e.prefix+"queues:default:reserved").Result(); n != 0 {
 		t.Errorf("%d jobs left reserved", n)
 	}
+}
+
+// sqliteFailedStore is a failed-job store on a new SQLite file, closed at the end of t.
+func sqliteFailedStore(t *testing.T) failed.Store {
+	t.Helper()
+	store, err := database.Open(context.Background(), "sqlite:"+filepath.Join(t.TempDir(), "failed.sqlite"),
+		database.Options{Logger: quietLogger(t), CreateTable: database.CreateIfMissing})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	return store
 }
