@@ -154,6 +154,8 @@
 //	LARAQ_PREFIX_STYLE       underscore | hyphen
 //	LARAQ_CONNECTION         queue connection name in config/queue.php (default redis)
 //	LARAQ_DATABASE           failed-job store DSN (sqlite:PATH, mysql://…, postgres://…, null)
+//	LARAQ_CACHE_DATABASE     the database cache store's DSN (default: its connection's,
+//	                         DB_CACHE_CONNECTION else the default one; never LARAQ_DATABASE)
 //	LARAQ_ENV_FILE           the .env file when App.EnvFile is empty
 //	LARAQ_REDIS_TLS, LARAQ_REDIS_TLS_CA, LARAQ_REDIS_TLS_INSECURE, LARAQ_REDIS_TLS_SERVER_NAME
 //	LARAQ_REDIS_SENTINEL     host:port,host:port (with LARAQ_REDIS_SENTINEL_MASTER, default
@@ -164,7 +166,8 @@
 // configuration (bootstrap/cache/config.php) makes Laravel ignore .env and config/*.php;
 // Load reads it instead and warns, since a stale cache is a common surprise.
 // Config.Warnings lists every setting on which laraq and PHP would disagree, such as
-// a cache store that is not Redis (restart, pause and maxExceptions then cannot be shared).
+// a cache store that is neither Redis nor the database store (restart, pause and
+// maxExceptions then cannot be shared).
 //
 // # Secrets
 //
