@@ -13,15 +13,17 @@ import (
 // PeerInfo is what testdata/php/peer_info.php reports after booting one release.
 type PeerInfo struct {
 	Major int    `json:"major"`
-	Tag   string `json:"tag"` // "v8.83" (Debian's packages), "v10.50.3", "v12.67.0", ...
+	Tag   string `json:"tag"` // "v8.83" (Debian's packages), "v5.8.38", "v10.50.3", "v12.67.0", ...
 	PHP   string `json:"php"`
-	// RedisPrefix and CachePrefix are the prefixes booted with LARAQ_REDIS_PREFIX and
-	// LARAQ_CACHE_PREFIX unset: the connection's options.prefix and the cache store's key
-	// prefix as RedisStore keeps it (8.83 and 10 append ':', 11+ do not).
+	// RedisPrefix is the connection's options.prefix as probed: "" (PHPEnv asks for none
+	// when its Prefix is empty). CachePrefix is the cache store's key prefix of the
+	// skeleton (LARAQ_CACHE_PREFIX unset) as RedisStore keeps it (5.8-10 append ':', 11+
+	// do not).
 	RedisPrefix string `json:"redis_prefix"`
 	CachePrefix string `json:"cache_prefix"`
 	// Components says which optional parts the release can queue with the installed
-	// libraries: notifications, mail, broadcasting, context (11+), encrypted, unique, batches.
+	// libraries: notifications, mail, broadcasting, context (11+), encrypted, unique and
+	// batches (8+).
 	Components map[string]bool `json:"components"`
 }
 
@@ -54,7 +56,7 @@ func probePeer(major int, tree string) (PeerInfo, error) {
 	}
 	peerInfoMu.Unlock()
 	p.once.Do(func() {
-		if major != 8 && (major < 10 || major > 13) {
+		if !knownMajor(major) {
 			p.err = fmt.Errorf("no Laravel %d peer: the majors are %v", major, Majors)
 			return
 		}
@@ -62,7 +64,7 @@ func probePeer(major int, tree string) (PeerInfo, error) {
 			p.err = fmt.Errorf("php not in PATH (scripts/install-peers.sh)")
 			return
 		}
-		if major >= 10 {
+		if major != 8 {
 			if _, err := peersDir(); err != nil {
 				p.err = err
 				return
@@ -83,8 +85,8 @@ func probePeer(major int, tree string) (PeerInfo, error) {
 }
 
 // NeedPeer makes sure the Laravel release of this major boots (php, the redis extension,
-// Debian's packages for 8, the unpacked tree and harness for 10-13): a failure in CI, a
-// skip elsewhere.
+// Debian's packages for 8, the unpacked tree and harness for the others): a failure in
+// CI, a skip elsewhere.
 func NeedPeer(t testing.TB, major int) {
 	t.Helper()
 	if _, err := probePeer(major, ""); err != nil {

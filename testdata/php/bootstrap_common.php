@@ -1,6 +1,6 @@
 <?php
 // What bootstrap.php gives every script on every major, after bootstrap_l8.php (Debian's
-// 8.83) or bootstrap_peer.php (the 10-13 harness) has defined laraq_boot() and laraq_env().
+// 8.83) or bootstrap_peer.php (the 5.8-13 harness) has defined laraq_boot() and laraq_env().
 
 use Illuminate\Container\Container;
 
@@ -36,14 +36,24 @@ function laraq_db_config(string $spec): array
 }
 
 /**
- * The database failed-job provider (`database-uuids`, table LARAQ_FAILED_TABLE) and the
- * batch repository (table job_batches) on connection "default" of the bound 'db' manager,
- * as QueueServiceProvider and BusServiceProvider register them.
+ * The database failed-job provider of the skeleton's driver (table LARAQ_FAILED_TABLE) and
+ * the batch repository (table job_batches) on connection "default" of the bound 'db'
+ * manager, as QueueServiceProvider and BusServiceProvider register them: `database-uuids`
+ * from 8.x; before, the skeletons' `database` driver (5.8 has no driver key: a table is
+ * enough), whose DatabaseFailedJobProvider is the only database provider there is, and
+ * no batches (Bus::batch is 8.x).
  */
 function laraq_bind_failer_and_batches(Container $app): void
 {
+    $table = laraq_env('LARAQ_FAILED_TABLE', 'failed_jobs');
+    if (! class_exists(\Illuminate\Queue\Failed\DatabaseUuidFailedJobProvider::class)) {
+        $failer = new \Illuminate\Queue\Failed\DatabaseFailedJobProvider($app['db'], 'default', $table);
+        $app->instance('queue.failer', $failer);
+        $app->instance(\Illuminate\Queue\Failed\FailedJobProviderInterface::class, $failer);
+        return;
+    }
     $failer = new \Illuminate\Queue\Failed\DatabaseUuidFailedJobProvider(
-        $app['db'], 'default', laraq_env('LARAQ_FAILED_TABLE', 'failed_jobs'));
+        $app['db'], 'default', $table);
     $app->instance('queue.failer', $failer);
     $app->instance(\Illuminate\Queue\Failed\FailedJobProviderInterface::class, $failer);
     $app->singleton(\Illuminate\Bus\DatabaseBatchRepository::class, fn ($app) => new \Illuminate\Bus\DatabaseBatchRepository(

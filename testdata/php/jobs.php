@@ -69,13 +69,13 @@ namespace {
     }
 
     /**
-     * Sets up the SQLite database App\Models\User reads; call after laraq_boot(). The 10-13
-     * harness seeds the same table on the same connection name itself.
+     * Sets up the SQLite database App\Models\User reads; call after laraq_boot(). The shared
+     * peers' harness (every major but 8) seeds the same table on the same connection name.
      */
     function laraq_models_boot(): void
     {
         static $done = false;
-        if ($done || LARAQ_PEER_MAJOR >= 10) {
+        if ($done || LARAQ_PEER_MAJOR !== 8) {
             return;
         }
         $done = true;
