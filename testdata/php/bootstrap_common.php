@@ -85,7 +85,8 @@ function laraq_batches_migrate(): void
 /**
  * The services of optional components, where the release has them: the notification
  * channel manager (NotificationServiceProvider) and, on 8.83, the broadcast manager with
- * the skeleton's 'null' connection (the 10-13 harness binds it itself).
+ * the skeleton's 'null' connection (the shared harness binds it itself), and the default
+ * broadcaster connection.
  */
 function laraq_bind_optional_services(Container $app): void
 {
@@ -99,10 +100,27 @@ function laraq_bind_optional_services(Container $app): void
         $app->instance(\Illuminate\Broadcasting\BroadcastManager::class, $broadcast);
         $app->instance(\Illuminate\Contracts\Broadcasting\Factory::class, $broadcast);
     }
+    if (class_exists(\Illuminate\Broadcasting\BroadcastManager::class) && ! $app->bound(\Illuminate\Contracts\Broadcasting\Broadcaster::class)) {
+        // BroadcastServiceProvider's default connection binding, which 5.8-7.x's
+        // BroadcastEvent::handle() asks for (8.x+ takes the factory).
+        $app->singleton(\Illuminate\Contracts\Broadcasting\Broadcaster::class,
+            fn ($app) => $app->make(\Illuminate\Broadcasting\BroadcastManager::class)->connection());
+    }
 }
 
 /** The connection prefix the queue's Redis connection really uses (options.prefix). */
 function laraq_redis_prefix(): string
 {
     return (string) app('config')->get('database.redis.options.prefix', '');
+}
+
+/**
+ * The Redis connection of a RedisQueue (RedisQueue::getConnection(), public from 6.x;
+ * 5.8 keeps it protected).
+ */
+function laraq_queue_redis(\Illuminate\Queue\RedisQueue $queue)
+{
+    $m = new ReflectionMethod($queue, 'getConnection');
+    $m->setAccessible(true);
+    return $m->invoke($queue);
 }
