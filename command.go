@@ -161,6 +161,8 @@ func modelIdentifiers(v *phpser.Value, r Release) *phpser.Value {
 type classShape struct {
 	// queueable: the type embeds BusQueueable (the class uses Bus\Queueable).
 	queueable bool
+	// interacts: the type has InteractsWithQueue's job (a RuntimeJob field).
+	interacts bool
 	// serializesModels: the class uses SerializesModels (phpser.ModelSerializer; true
 	// when the type does not say).
 	serializesModels bool
@@ -175,8 +177,27 @@ type classShape struct {
 
 var (
 	busQueueableType = reflect.TypeFor[BusQueueable]()
+	runtimeJobType   = reflect.TypeFor[RuntimeJob]()
 	modelSerializer  = reflect.TypeFor[phpser.ModelSerializer]()
 )
+
+// interactsJob returns obj with InteractsWithQueue's job in release r's visibility: a
+// public "job" becomes protected before 7.7.0, which made it public. The value is always
+// null (RuntimeJob).
+func interactsJob(obj *phpser.Value, r Release) *phpser.Value {
+	if r.AtLeast(7, 7, 0) {
+		return obj
+	}
+	ents := obj.Entries()
+	for i := range ents {
+		if !ents[i].Key.IsInt() && ents[i].Key.Str() == "job" {
+			out := append([]phpser.Entry(nil), ents...)
+			out[i].Key = phpser.StrKey(phpser.MangleName(phpser.Protected, "", "job"))
+			return phpser.NewObject(obj.Class(), out...)
+		}
+	}
+	return obj
+}
 
 type shapeKey struct {
 	t                   reflect.Type
@@ -212,7 +233,8 @@ func shapeOf(t reflect.Type, r Release) (*classShape, error) {
 
 func buildShape(t reflect.Type, r Release) (*classShape, error) {
 	zero := reflect.Zero(t).Interface()
-	s := &classShape{queueable: embeds(t, busQueueableType, 0), serializesModels: true, defaults: map[string]*phpser.Value{}}
+	s := &classShape{queueable: embeds(t, busQueueableType, 0), interacts: embeds(t, runtimeJobType, 0),
+		serializesModels: true, defaults: map[string]*phpser.Value{}}
 	switch {
 	case t.Implements(modelSerializer):
 		s.serializesModels = zero.(phpser.ModelSerializer).PHPSerializesModels()
@@ -247,6 +269,9 @@ func buildShape(t reflect.Type, r Release) (*classShape, error) {
 		if s.ref, err = withReleaseTraits(s.ref, r, nil, false); err != nil {
 			return nil, err
 		}
+	}
+	if s.interacts {
+		s.ref = interactsJob(s.ref, r)
 	}
 	s.ref = modelIdentifiers(s.ref, r)
 	return s, nil
@@ -288,6 +313,9 @@ func goCommand(job any, r Release, set map[string]*phpser.Value) (*command, erro
 	c := &command{class: live0.Class(), methods: methodsOf(job, shape.defaults)}
 	if d, ok := job.(DisplayNamer); ok {
 		c.display = d.DisplayName()
+	}
+	if shape.interacts {
+		live0 = interactsJob(live0, r)
 	}
 	changed := map[string]bool{}
 	live := live0

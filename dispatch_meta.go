@@ -28,6 +28,7 @@ type meta struct {
 	maxTries, maxExceptions, timeout, retryUntil *payload.Value
 	failOnTimeout                                payload.Value
 	backoff                                      *payload.Value
+	retryDelay                                   *payload.Value // 5.8–7.x's delay
 	batchID                                      *string
 	deleteWhenMissingModels                      bool
 }
@@ -66,6 +67,9 @@ func deriveMeta(cmd *phpser.Value, m jobMethods, rel Release, now time.Time) (me
 			}
 		}
 		return v
+	}
+	if !rel.AtLeast(8, 0, 0) {
+		return deriveMeta57(cmd, m, now, prop)
 	}
 	tries := prop("tries")
 	switch {
@@ -120,6 +124,51 @@ func deriveMeta(cmd *phpser.Value, m jobMethods, rel Release, now time.Time) (me
 	}
 	if v := prop("deleteWhenMissingModels"); v != nil {
 		md.deleteWhenMissingModels = v.Truthy()
+	}
+	return md, nil
+}
+
+// deriveMeta57 is createObjectPayload of 5.8–7.x: tries, maxExceptions (7.x) and timeout
+// as later, but no backoff, failOnTimeout or retryUntil. getJobRetryDelay gives delay:
+// `$job->retryAfter ?? $job->retryAfter()`, a date as the seconds until it (never
+// negative); getJobExpiration gives timeoutAt: `$job->timeoutAt ?? $job->retryUntil()`
+// (a retryUntil property is not read), a date as its timestamp. Either is null when the
+// class has neither the property set nor the method.
+func deriveMeta57(cmd *phpser.Value, m jobMethods, now time.Time, prop func(string) *phpser.Value) (meta, error) {
+	var md meta
+	var err error
+	if md.maxTries, err = metaJSON(prop("tries"), "tries"); err != nil {
+		return md, err
+	}
+	if md.maxExceptions, err = metaJSON(prop("maxExceptions"), "maxExceptions"); err != nil {
+		return md, err
+	}
+	if md.timeout, err = metaJSON(prop("timeout"), "timeout"); err != nil {
+		return md, err
+	}
+	md.failOnTimeout = payload.Value{Kind: payload.KindBool}
+	orMethod := func(name string, method func() *phpser.Value) *phpser.Value {
+		if v, set := publicValue(cmd, name); set {
+			return v
+		}
+		if method != nil {
+			return method()
+		}
+		return nil
+	}
+	if v := orMethod("retryAfter", m.retryAfter); v != nil {
+		if t, err := phpser.TimeOf(v); err == nil {
+			md.retryDelay = &payload.Value{Kind: payload.KindInt, Int: max(0, t.Unix()-now.Unix())}
+		} else if md.retryDelay, err = metaJSON(v, "retryAfter"); err != nil {
+			return md, err
+		}
+	}
+	if v := orMethod("timeoutAt", m.retryUntil); v != nil {
+		if t, err := phpser.TimeOf(v); err == nil {
+			md.retryUntil = &payload.Value{Kind: payload.KindInt, Int: t.Unix()}
+		} else if md.retryUntil, err = metaJSON(v, "timeoutAt"); err != nil {
+			return md, err
+		}
 	}
 	return md, nil
 }

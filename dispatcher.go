@@ -284,6 +284,9 @@ func (p *Dispatcher) prepare(c *command, o *options) (*Message, error) {
 		return nil, fmt.Errorf("laraq: %w", err)
 	}
 	m.ID, m.UUID = p.cfg.newID(), p.cfg.newUUID()
+	if p.release().Shape().NoUUID {
+		m.UUID = "" // 5.8–6.x payloads have none
+	}
 	display := c.display
 	if display == "" {
 		display = frameworkDisplayName(cmd) // CallQueuedListener & co. (dispatch_display.go)
@@ -329,10 +332,15 @@ func buildObject(j payload.ObjectJob, md meta, v payload.Shape) ([]byte, error) 
 	intField("maxTries", md.maxTries, &j.MaxTries)
 	intField("maxExceptions", md.maxExceptions, &j.MaxExceptions)
 	intField("timeout", md.timeout, &j.Timeout)
-	intField("retryUntil", md.retryUntil, &j.RetryUntil)
+	if v.RetryDelay { // 5.8–7.x
+		intField("delay", md.retryDelay, &j.RetryDelay)
+		intField("timeoutAt", md.retryUntil, &j.RetryUntil)
+	} else {
+		intField("retryUntil", md.retryUntil, &j.RetryUntil)
+	}
 	if md.failOnTimeout.Kind == payload.KindBool {
 		j.FailOnTimeout = md.failOnTimeout.Bool
-	} else {
+	} else if !v.NoFailOnTimeout {
 		patches = append(patches, patch{"failOnTimeout", md.failOnTimeout})
 	}
 	if md.backoff != nil {
@@ -350,7 +358,11 @@ func buildObject(j payload.ObjectJob, md meta, v payload.Shape) ([]byte, error) 
 	for _, p := range patches {
 		doc.Set(p.key, p.val)
 	}
-	return doc.AppendJSON(nil, payload.JSONUnescapedUnicode)
+	flags := payload.JSONUnescapedUnicode
+	if v.EscapeUnicode {
+		flags = 0
+	}
+	return doc.AppendJSON(nil, flags)
 }
 
 // findProp returns the index of the property with this plain name.
@@ -523,6 +535,9 @@ func (p *Dispatcher) DispatchString(ctx context.Context, job string, data any, o
 	}
 	now := p.cfg.now()
 	m := &Message{Queue: p.conn.queue(), ID: p.cfg.newID(), UUID: p.cfg.newUUID()}
+	if p.release().Shape().NoUUID {
+		m.UUID = "" // 5.8–6.x payloads have none
+	}
 	if o.queue != nil {
 		m.Queue = *o.queue
 	}

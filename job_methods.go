@@ -16,6 +16,8 @@ import (
 //   - backoff() and retryUntil(): every release, when the public property is null
 //     (`$job->backoff ?? $job->backoff()`); 13.x lets backoff() win over the property.
 //   - tries(): from 10.39 when the public $tries is null; 13.x lets it win.
+//   - retryAfter(): 5.8–7.x only, when the public $retryAfter is null (8.0 renamed it
+//     backoff); there retryUntil() stands for a null public $timeoutAt.
 //   - #[Tries], #[Backoff], #[Timeout], #[MaxExceptions], #[FailOnTimeout] and
 //     #[DeleteWhenMissingModels]: 13.x only, where they win over a public property that
 //     still holds its class default (a php tag's default=).
@@ -32,6 +34,12 @@ type TriesMethod interface {
 // is PHP's null (no backoff); one element is written like an int.
 type BackoffMethod interface {
 	Backoff() []int
+}
+
+// RetryAfterMethod is a command type whose PHP class has the retryAfter() method of
+// Laravel 5.8–7.x (the job's retry delay in seconds; 8.0 renamed it backoff()).
+type RetryAfterMethod interface {
+	RetryAfter() int
 }
 
 // RetryUntilMethod is a command type whose PHP class has a retryUntil() method
@@ -63,6 +71,7 @@ type AttributedJob interface {
 type jobMethods struct {
 	tries      func() *phpser.Value
 	backoff    func() *phpser.Value
+	retryAfter func() *phpser.Value
 	retryUntil func() *phpser.Value
 	attrs      map[string]*phpser.Value // "tries", "backoff", ... → the attribute's value
 	defaults   map[string]*phpser.Value
@@ -76,6 +85,9 @@ func methodsOf(job any, defaults map[string]*phpser.Value) jobMethods {
 	}
 	if j, ok := job.(BackoffMethod); ok {
 		m.backoff = func() *phpser.Value { return intsValue(j.Backoff()) }
+	}
+	if j, ok := job.(RetryAfterMethod); ok {
+		m.retryAfter = func() *phpser.Value { return phpser.Int(int64(j.RetryAfter())) }
 	}
 	if j, ok := job.(RetryUntilMethod); ok {
 		m.retryUntil = func() *phpser.Value {

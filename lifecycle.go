@@ -254,7 +254,9 @@ func (c *Worker) timedOut(r *run, jr *jobRun, timeout, runtime time.Duration) {
 	if c.willExceed(jr) {
 		c.fail(r, jr, e, runtime)
 	}
-	c.countException(r, jr, e, runtime)
+	if c.s.release.AtLeast(8, 0, 0) { // 7.x counts only thrown exceptions towards maxExceptions
+		c.countException(r, jr, e, runtime)
+	}
 	if jr.job.Payload.FailOnTimeout {
 		c.fail(r, jr, e, runtime)
 	}

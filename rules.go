@@ -85,11 +85,16 @@ func isIntLiteral(raw []byte) bool {
 	return true
 }
 
-// willExceed is markJobAsFailedIfWillExceedMaxAttempts' condition (note >=).
+// willExceed is markJobAsFailedIfWillExceedMaxAttempts' condition (note >=). From 8.15 a
+// retryUntil replaces the tries check; before, both apply (an expiry ahead does not
+// spare the last try).
 func (c *Worker) willExceed(jr *jobRun) bool {
 	until := c.retryUntil(jr.job.Payload)
-	if until != 0 {
-		return until <= c.s.Now().Unix()
+	if until != 0 && until <= c.s.Now().Unix() {
+		return true
+	}
+	if until != 0 && c.s.release.AtLeast(8, 15, 0) {
+		return false
 	}
 	maxTries := c.maxTries(jr)
 	return maxTries > 0 && int64(jr.job.Attempt) >= maxTries

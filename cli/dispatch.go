@@ -131,7 +131,7 @@ func runDispatch(ctx context.Context, app *App, args []string) int {
 		}
 	}
 	if !*noQueueable {
-		cmd = phpser.NewObject(cmd.Class(), laraq.CompleteQueueable(cmd.Entries(), cfg.Release.QueueableProps())...)
+		cmd = withTraits(cmd, cfg.Release)
 	}
 
 	var opts []laraq.DispatchOption
