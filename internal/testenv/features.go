@@ -57,7 +57,7 @@ func Since(t testing.TB, major int, f Feature) {
 		if info, err := probePeer(major, ""); err == nil && f.Component != "" && info.Components[f.Component] {
 			t.Fatalf("%s: %s reports %q, which the matrix says arrived in %s", f.Name, info.Tag, f.Component, f.Since)
 		}
-		t.Skip(f.skipMessage(major))
+		t.Skip(f.SkipMessage(major))
 	}
 	if f.Component == "" {
 		return
@@ -67,6 +67,8 @@ func Since(t testing.TB, major int, f Feature) {
 	}
 }
 
-func (f Feature) skipMessage(major int) string {
+// SkipMessage is the reason a case needing f does not run on this major: "unique: 8.x+,
+// Laravel 6 has none".
+func (f Feature) SkipMessage(major int) string {
 	return fmt.Sprintf("%s: %s+, Laravel %s has none", f.Name, f.Since, MajorName(major)[1:])
 }

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -143,4 +146,38 @@ func SkeletonRedisPrefix(major int) string {
 		return "laravel-database-"
 	}
 	return "laravel_database_"
+}
+
+// selectMajors is all, or the majors of all that spec names: a comma list of majors and
+// ranges ("8,10-13", "5-7"). A spec that does not parse, or names none of all, keeps
+// every major (a typo must not quietly test less) and says so on stderr.
+func selectMajors(spec string, all []int) []int {
+	spec = strings.TrimSpace(spec)
+	if spec == "" {
+		return all
+	}
+	var out []int
+	for _, part := range strings.Split(spec, ",") {
+		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
+		a, err1 := strconv.Atoi(strings.TrimSpace(lo))
+		b, err2 := a, error(nil)
+		if isRange {
+			b, err2 = strconv.Atoi(strings.TrimSpace(hi))
+		}
+		if err1 != nil || err2 != nil || b < a {
+			fmt.Fprintf(os.Stderr, "testenv: LARAQ_MAJORS=%q: %q is not a major or a range; running every major %v\n", spec, part, all)
+			return all
+		}
+		for _, m := range all {
+			if m >= a && m <= b && !slices.Contains(out, m) {
+				out = append(out, m)
+			}
+		}
+	}
+	if len(out) == 0 {
+		fmt.Fprintf(os.Stderr, "testenv: LARAQ_MAJORS=%q names none of %v; running them all\n", spec, all)
+		return all
+	}
+	slices.Sort(out)
+	return out
 }

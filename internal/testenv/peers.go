@@ -20,8 +20,9 @@ import (
 // binary; a file lock keeps parallel binaries from unpacking at the same time.
 
 // Majors are the Laravel majors the interop tests run against: 8 is Debian's
-// php-illuminate-* 8.83 packages, 5 (5.8), 6, 7 and 9–13 the shared peers.
-var Majors = []int{8, 10, 11, 12, 13}
+// php-illuminate-* 8.83 packages, 5 (5.8), 6, 7 and 9–13 the shared peers. LARAQ_MAJORS
+// ("8,10-13") narrows the list for a run (majors.go).
+var Majors = selectMajors(os.Getenv("LARAQ_MAJORS"), []int{5, 6, 7, 8, 9, 10, 11, 12, 13})
 
 // treeMajors are the majors of the shared peers' trees (laravel-<major>/).
 var treeMajors = []int{5, 6, 7, 9, 10, 11, 12, 13}

@@ -72,3 +72,20 @@ func TestEveryReleaseBoots(t *testing.T) {
 		})
 	}
 }
+
+func TestSelectMajors(t *testing.T) {
+	all := []int{5, 6, 7, 8, 9, 10, 11, 12, 13}
+	for spec, want := range map[string][]int{
+		"":           all,
+		"8,10-13":    {8, 10, 11, 12, 13},
+		" 13 , 5-7 ": {5, 6, 7, 13},
+		"9-9,9":      {9},
+		"4":          all, // none of them
+		"x":          all, // not a major
+		"13-10":      all, // an empty range
+	} {
+		if got := selectMajors(spec, all); !slices.Equal(got, want) {
+			t.Errorf("selectMajors(%q) = %v, want %v", spec, got, want)
+		}
+	}
+}
