@@ -4,7 +4,8 @@
 // and rows PHP wrote, read by Go.
 //
 //   php failed_op.php migrate              create the table with the release's own queue:failed-table
-//                                          stub (13.9+: string connection/queue and an index)
+//                                          stub (13.9+: string connection/queue and an index; no
+//                                          uuid before 8.x)
 //   php failed_op.php list                 provider->all() as JSON
 //   php failed_op.php find ID              provider->find(ID) as JSON (null when absent)
 //   php failed_op.php forget ID            {"deleted": bool}
@@ -16,7 +17,7 @@
 //                                          queue:flush; ARGS as JSON object of console input
 //
 // LARAQ_FAILED_DRIVER=database selects the legacy DatabaseFailedJobProvider (integer ids,
-// table without uuid). Row fields that are bytes (payload, exception) are base64 in the output.
+// table without uuid), the only database provider of 5.8-7.x. Row fields that are bytes (payload, exception) are base64 in the output.
 require __DIR__ . '/bootstrap.php';
 
 use Illuminate\Database\Schema\Blueprint;
@@ -124,8 +125,9 @@ function laraq_artisan_without_console($app, $command, string $name, array $args
 $op = $argv[1] ?? '';
 switch ($op) {
     case 'migrate':
-        if ($legacy) {
-            // The columns of the 5.5–7.x stub (no release of the matrix ships it).
+        if ($legacy && class_exists(\Illuminate\Queue\Failed\DatabaseUuidFailedJobProvider::class)) {
+            // 8.x+ ships the uuid stub only: the columns of the 5.5-7.x stub, which 5.8-7.x
+            // create with their own (below; failed/database's legacy schema test compares).
             $app['db']->connection('default')->getSchemaBuilder()->create($table, function (Blueprint $t) {
                 $t->bigIncrements('id');
                 $t->text('connection');
