@@ -231,6 +231,11 @@ func (p *Dispatcher) acquireUnique(ctx context.Context, job any) (*uniqueDispatc
 	if !ok {
 		return nil, nil
 	}
+	if rel := p.release(); !rel.AtLeast(8, 0, 0) {
+		// No release before 8.0 knows ShouldBeUnique: its workers would never release
+		// the lock, and every later dispatch would be refused until it expired.
+		return nil, fmt.Errorf("laraq: %T is a UniqueJob, but Laravel %s has no unique jobs (ShouldBeUnique is 8.x)", job, rel)
+	}
 	class := ""
 	if c, isCmd := job.(Command); isCmd {
 		class = c.PHPClass()

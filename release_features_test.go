@@ -1,8 +1,11 @@
 package laraq_test
 
 import (
+	"context"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
@@ -50,6 +53,41 @@ func TestEncryptionNeeds819(t *testing.T) {
 		}
 		if encrypted := !strings.HasPrefix(env.Command, "O:"); encrypted != c.encrypt {
 			t.Errorf("%s: shouldBeEncrypted = true written encrypted: %v, want %v", rel, encrypted, c.encrypt)
+		}
+	}
+}
+
+// uniqueOrder stands for a class implementing ShouldBeUnique.
+type uniqueOrder struct {
+	OrderID int `php:"orderId"`
+	laraq.Queueable
+}
+
+func (uniqueOrder) PHPClass() string         { return `App\Jobs\UniqueOrder` }
+func (u uniqueOrder) UniqueID() string       { return fmt.Sprint(u.OrderID) }
+func (uniqueOrder) UniqueFor() time.Duration { return time.Minute }
+
+// TestUniqueJobsNeed80: no release before 8.0 has ShouldBeUnique, so a UniqueJob is
+// refused there (its workers would never release the lock) and nothing is locked or
+// queued; from 8.0 it takes the lock.
+func TestUniqueJobsNeed80(t *testing.T) {
+	for _, c := range []struct {
+		release string
+		unique  bool
+	}{{"5.8.38", false}, {"7.30.7", false}, {"8.0.0", true}, {"13.26.1", true}} {
+		mr := miniredis.RunT(t)
+		client := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+		rel := mustRelease(t, c.release)
+		d, err := laraq.NewDispatcher(&laraq.Connection{Client: client, Release: rel})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = d.Dispatch(context.Background(), uniqueOrder{OrderID: 7})
+		if c.unique != (err == nil) || !c.unique && !strings.Contains(err.Error(), "ShouldBeUnique is 8.x") {
+			t.Errorf("%s: dispatching a UniqueJob: %v", rel, err)
+		}
+		if keys := mr.Keys(); c.unique != (len(keys) > 0) {
+			t.Errorf("%s: keys after the dispatch: %v", rel, keys)
 		}
 	}
 }
