@@ -89,27 +89,16 @@ func deriveMeta(cmd *phpser.Value, m jobMethods, rel Release, now time.Time) (me
 	retryUntil = orMethod(retryUntil, m.retryUntil)
 
 	var err error
-	if md.maxTries, err = metaJSON(tries, "tries"); err != nil {
+	if err = md.counts(tries, prop); err != nil {
 		return md, err
 	}
-	if md.maxExceptions, err = metaJSON(prop("maxExceptions"), "maxExceptions"); err != nil {
-		return md, err
-	}
-	if md.timeout, err = metaJSON(prop("timeout"), "timeout"); err != nil {
-		return md, err
-	}
-	md.failOnTimeout = payload.Value{Kind: payload.KindBool}
 	if v, err := metaJSON(prop("failOnTimeout"), "failOnTimeout"); err != nil {
 		return md, err
 	} else if v != nil {
 		md.failOnTimeout = *v
 	}
-	if retryUntil != nil {
-		if t, err := phpser.TimeOf(retryUntil); err == nil {
-			md.retryUntil = &payload.Value{Kind: payload.KindInt, Int: t.Unix()}
-		} else if md.retryUntil, err = metaJSON(retryUntil, "retryUntil"); err != nil {
-			return md, err
-		}
+	if md.retryUntil, err = dateOr(retryUntil, "retryUntil", timestamp); err != nil {
+		return md, err
 	}
 	if backoff != nil && !backoff.IsNull() {
 		s, err := joinBackoff(backoff, now)
@@ -136,17 +125,9 @@ func deriveMeta(cmd *phpser.Value, m jobMethods, rel Release, now time.Time) (me
 // class has neither the property set nor the method.
 func deriveMeta57(cmd *phpser.Value, m jobMethods, now time.Time, prop func(string) *phpser.Value) (meta, error) {
 	var md meta
-	var err error
-	if md.maxTries, err = metaJSON(prop("tries"), "tries"); err != nil {
+	if err := md.counts(prop("tries"), prop); err != nil {
 		return md, err
 	}
-	if md.maxExceptions, err = metaJSON(prop("maxExceptions"), "maxExceptions"); err != nil {
-		return md, err
-	}
-	if md.timeout, err = metaJSON(prop("timeout"), "timeout"); err != nil {
-		return md, err
-	}
-	md.failOnTimeout = payload.Value{Kind: payload.KindBool}
 	orMethod := func(name string, method func() *phpser.Value) *phpser.Value {
 		if v, set := publicValue(cmd, name); set {
 			return v
@@ -156,21 +137,43 @@ func deriveMeta57(cmd *phpser.Value, m jobMethods, now time.Time, prop func(stri
 		}
 		return nil
 	}
-	if v := orMethod("retryAfter", m.retryAfter); v != nil {
-		if t, err := phpser.TimeOf(v); err == nil {
-			md.retryDelay = &payload.Value{Kind: payload.KindInt, Int: max(0, t.Unix()-now.Unix())}
-		} else if md.retryDelay, err = metaJSON(v, "retryAfter"); err != nil {
-			return md, err
-		}
+	secondsUntil := func(t time.Time) int64 { return max(0, t.Unix()-now.Unix()) }
+	var err error
+	if md.retryDelay, err = dateOr(orMethod("retryAfter", m.retryAfter), "retryAfter", secondsUntil); err != nil {
+		return md, err
 	}
-	if v := orMethod("timeoutAt", m.retryUntil); v != nil {
-		if t, err := phpser.TimeOf(v); err == nil {
-			md.retryUntil = &payload.Value{Kind: payload.KindInt, Int: t.Unix()}
-		} else if md.retryUntil, err = metaJSON(v, "timeoutAt"); err != nil {
-			return md, err
-		}
+	md.retryUntil, err = dateOr(orMethod("timeoutAt", m.retryUntil), "timeoutAt", timestamp)
+	return md, err
+}
+
+// counts sets maxTries (from tries), maxExceptions and timeout: `$job->tries ?? null`
+// and friends, on every release. failOnTimeout starts false, as `?? false` gives it.
+func (md *meta) counts(tries *phpser.Value, prop func(string) *phpser.Value) error {
+	var err error
+	if md.maxTries, err = metaJSON(tries, "tries"); err != nil {
+		return err
 	}
-	return md, nil
+	if md.maxExceptions, err = metaJSON(prop("maxExceptions"), "maxExceptions"); err != nil {
+		return err
+	}
+	md.timeout, err = metaJSON(prop("timeout"), "timeout")
+	md.failOnTimeout = payload.Value{Kind: payload.KindBool}
+	return err
+}
+
+func timestamp(t time.Time) int64 { return t.Unix() }
+
+// dateOr is a metadata value that may be a date (retryUntil, timeoutAt, retryAfter): a
+// DateTimeInterface becomes the int seconds of(date) gives, anything else its JSON
+// value; nil stays absent.
+func dateOr(v *phpser.Value, name string, of func(time.Time) int64) (*payload.Value, error) {
+	if v == nil {
+		return nil, nil
+	}
+	if t, err := phpser.TimeOf(v); err == nil {
+		return &payload.Value{Kind: payload.KindInt, Int: of(t)}, nil
+	}
+	return metaJSON(v, name)
 }
 
 // metaJSON is the JSON value of a metadata value (nil: absent).
