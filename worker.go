@@ -24,6 +24,22 @@ var (
 	ErrMemoryLimit = worker.ErrMemoryLimit
 )
 
+// ExitStatus is the status a queue:work process exits with after Run returned err: 0
+// when it stopped by itself for a reason that asks its supervisor to start it again
+// (ErrRestart, ErrMaxJobs, ErrMaxTime, ErrQueueEmpty) or was told to stop (nil), 12 for
+// ErrMemoryLimit, as queue:work does, and 1 for any other error. `laraq work` exits with
+// it.
+func ExitStatus(err error) int {
+	switch {
+	case err == nil, errors.Is(err, ErrRestart), errors.Is(err, ErrMaxJobs), errors.Is(err, ErrMaxTime),
+		errors.Is(err, ErrQueueEmpty):
+		return 0
+	case errors.Is(err, ErrMemoryLimit):
+		return 12
+	}
+	return 1
+}
+
 // Worker is a Go queue worker that shares Laravel's Redis queues with PHP workers, as
 // `php artisan queue:work` does. Its methods are safe for concurrent use.
 type Worker struct {
@@ -58,13 +74,15 @@ func NewWorker(conn *Connection, jobs *Jobs, cfg WorkerConfig) (*Worker, error) 
 	s.Client, s.RDB, s.Signals, s.Locks = conn.Client, r, conn.signals(r), conn.locks
 	s.Batches, s.Encrypter = conn.Batches, conn.Encrypter
 	conn.describeTo(s)
+	size, ok := poolSize(conn.Client)
+	s.PoolSize = size
+	if ok && size < s.Concurrency+2 {
+		s.Logger.Warn("redis pool smaller than the worker needs; jobs will wait for connections",
+			"pool_size", size, "needed", s.Concurrency+2, "concurrency", s.Concurrency)
+	}
 	w, err := worker.New(s, jobs)
 	if err != nil {
 		return nil, err
-	}
-	if size, ok := poolSize(conn.Client); ok && size < s.Concurrency+2 {
-		s.Logger.Warn("redis pool smaller than the worker needs; jobs will wait for connections",
-			"pool_size", size, "needed", s.Concurrency+2, "concurrency", s.Concurrency)
 	}
 	return &Worker{w: w}, nil
 }

@@ -24,7 +24,31 @@ const (
 	DefaultShutdownGrace   = 10 * time.Second // supervisor's default stopwaitsecs
 	DefaultSignalInterval  = time.Second      // how often restart and pause keys are read
 	DefaultUnhandledDelay  = 5 * time.Second
+	// DefaultMemoryLimit is queue:work's --memory=128 (megabytes), in bytes: QueueWork's
+	// MemoryLimit. The zero WorkerConfig has no limit.
+	DefaultMemoryLimit = 128 << 20
 )
+
+// QueueWork returns the options `php artisan queue:work` runs with when it is given
+// none, which `laraq work` starts from before it applies its flags: the defaults above
+// and queue:work's memory limit (DefaultMemoryLimit: Run returns ErrMemoryLimit past it
+// and ExitStatus makes that 12). A library worker built from it behaves as `laraq work`
+// with no flags on the same Connection.
+func QueueWork() WorkerConfig { return WorkerConfig{MemoryLimit: DefaultMemoryLimit} }
+
+// PoolSizes are the least connection pools a worker with these options needs: on the
+// queue's client, one connection per running job (its acknowledgements) plus the loop's
+// pops and blocking reads, the signal reads and a metrics scrape; on the cache's client,
+// one per running job (maxExceptions counters) plus the signal reads. package laravel
+// sizes the clients it opens with them (laravel.ConnectOptions.Worker); NewWorker warns
+// when the queue's pool is smaller than Concurrency + 2.
+func (c WorkerConfig) PoolSizes() (queue, cache int) {
+	n := c.Concurrency
+	if n <= 0 {
+		n = DefaultConcurrency
+	}
+	return n + 4, n + 2
+}
 
 // UnlimitedTries is WorkerConfig.Tries for queue:work's --tries=0: a job without a
 // maxTries of its own is tried until it succeeds.

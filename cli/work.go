@@ -82,9 +82,6 @@ line of its body become the error, retried by Laravel's rules), unless it carrie
 Retry-After header in seconds: then the job is released for that long. No answer within
 the job's timeout is a timeout.`
 
-// exitMemoryLimit is queue:work's status when it stops for --memory.
-const exitMemoryLimit = 12
-
 // workFlags are the flags of `work` beyond the application flags.
 type workFlags struct {
 	tries          int
@@ -129,7 +126,7 @@ func runWork(ctx context.Context, app *App, args []string) int {
 	fs.BoolVar(&w.stopWhenEmpty, "stop-when-empty", false, "stop when the queues are empty")
 	fs.BoolVar(&w.once, "once", false, "process the next job only")
 	fs.Float64Var(&w.rest, "rest", 0, "`seconds` to rest between jobs")
-	fs.IntVar(&w.memory, "memory", 128, "stop (exit status 12) when the process uses more than this many `megabytes` (0: no limit)")
+	fs.IntVar(&w.memory, "memory", laraq.DefaultMemoryLimit>>20, "stop (exit status 12) when the process uses more than this many `megabytes` (0: no limit)")
 	fs.IntVar(&w.concurrency, "concurrency", laraq.DefaultConcurrency, "jobs run at once (the Redis pools are sized for them)")
 	fs.IntVar(&w.retryAfter, "retry-after", 0, "the connection's retry_after in `seconds` (default: LARAQ_REDIS_QUEUE_RETRY_AFTER, else the\napplication's REDIS_QUEUE_RETRY_AFTER, else 90)")
 	fs.StringVar(&w.forward, "forward", "", "POST every job to this `URL` instead of running Go handlers")
@@ -182,10 +179,8 @@ func runWork(ctx context.Context, app *App, args []string) int {
 			"release", appCfg.Release.String(), "from", appCfg.Origin("Release").String(), "prefix", appCfg.Prefix)
 	}
 
-	// The pools fit the worker: a connection per running job plus popping/blocking and
-	// signals on the queue client (+ metrics scrapes), a connection per running job
-	// (maxExceptions) plus signal reads on the cache client.
-	conn, err := af.connect(ctx, appCfg, laravel.ConnectOptions{QueuePool: cfg.Concurrency + 4, CachePool: cfg.Concurrency + 2, Logger: logger})
+	// The pools fit the worker (WorkerConfig.PoolSizes).
+	conn, err := af.connect(ctx, appCfg, laravel.ConnectOptions{Worker: &cfg, Logger: logger})
 	if err != nil {
 		return app.errorf("%v", err)
 	}
@@ -246,31 +241,27 @@ func runWork(ctx context.Context, app *App, args []string) int {
 	stopSignals := pauseOnSignals(worker, logger)
 	defer stopSignals()
 
-	switch err := worker.Run(ctx); {
-	case err == nil, errors.Is(err, laraq.ErrRestart), errors.Is(err, laraq.ErrMaxJobs),
-		errors.Is(err, laraq.ErrMaxTime), errors.Is(err, laraq.ErrQueueEmpty):
-		return 0
-	case errors.Is(err, laraq.ErrMemoryLimit):
-		return exitMemoryLimit
-	default:
-		return app.errorf("%v", err)
+	err = worker.Run(ctx)
+	if rc := laraq.ExitStatus(err); rc != 1 {
+		return rc
 	}
+	return app.errorf("%v", err)
 }
 
-// config turns the flags into the worker's options; the connection's settings
-// (--retry-after, --block-for, --no-cache) are applied to the Connection.
+// config turns the flags into the worker's options, starting from queue:work's
+// (laraq.QueueWork); the connection's settings (--retry-after, --block-for, --no-cache)
+// are applied to the Connection.
 func (w *workFlags) config() (laraq.WorkerConfig, error) {
-	cfg := laraq.WorkerConfig{
-		Concurrency:     w.concurrency,
-		Tries:           w.tries,
-		MaxJobs:         w.maxJobs,
-		MaxTime:         time.Duration(w.maxTime) * time.Second,
-		StopWhenEmpty:   w.stopWhenEmpty,
-		Rest:            seconds(w.rest),
-		MemoryLimit:     int64(w.memory) << 20,
-		TimeoutReleases: w.timeoutRelease,
-		ShutdownGrace:   seconds(w.shutdownGrace),
-	}
+	cfg := laraq.QueueWork()
+	cfg.Concurrency = w.concurrency
+	cfg.Tries = w.tries
+	cfg.MaxJobs = w.maxJobs
+	cfg.MaxTime = time.Duration(w.maxTime) * time.Second
+	cfg.StopWhenEmpty = w.stopWhenEmpty
+	cfg.Rest = seconds(w.rest)
+	cfg.MemoryLimit = int64(w.memory) << 20
+	cfg.TimeoutReleases = w.timeoutRelease
+	cfg.ShutdownGrace = seconds(w.shutdownGrace)
 	if w.tries == 0 {
 		cfg.Tries = laraq.UnlimitedTries // queue:work --tries=0
 	}

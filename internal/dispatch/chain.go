@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"reflect"
 
-	"strings"
-
 	"github.com/laraq/laraq/internal/job"
 	"github.com/laraq/laraq/phpser"
 )
@@ -17,18 +15,7 @@ import (
 const chainMarker = `s:7:"chained";a:`
 
 // MayHaveChain reports whether a serialized command may hold a chain to continue.
-func MayHaveChain(command string) bool {
-	for rest := command; ; {
-		i := strings.Index(rest, chainMarker)
-		if i < 0 {
-			return false
-		}
-		rest = rest[i+len(chainMarker):]
-		if !strings.HasPrefix(rest, "0:{}") {
-			return true
-		}
-	}
-}
+func MayHaveChain(command string) bool { return job.MayHold(command, chainMarker, "0:{}") }
 
 // Next is the job dispatchNextJobInChain dispatches (see NextInChain); PrepareNext
 // builds its message.

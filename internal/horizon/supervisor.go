@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"fmt"
 	"log/slog"
+	"math/big"
 	"os"
 	"strings"
 	"time"
@@ -103,9 +104,12 @@ func NewSupervisor(h *Recorder, cfg SupervisorOptions, work rdb.HorizonSuperviso
 func MasterName(hostname string) string {
 	const alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 	b := make([]byte, 4)
-	_, _ = rand.Read(b)
 	for i := range b {
-		b[i] = alphabet[int(b[i])%len(alphabet)]
+		n, err := rand.Int(rand.Reader, big.NewInt(int64(len(alphabet))))
+		if err != nil {
+			n = big.NewInt(int64(i))
+		}
+		b[i] = alphabet[n.Int64()]
 	}
 	return php.Slug(hostname, "-") + "-" + string(b)
 }

@@ -367,3 +367,19 @@ func (j *JobInfo) noteBatch(cmd *phpser.Value) {
 		j.BatchID = v.Str()
 	}
 }
+
+// MayHold reports whether serialize() text may hold a property whose start is marker
+// (`s:7:"chained";a:`) with a value other than the one that starts with empty (`0:{}`):
+// a cheap look that spares decoding the commands that cannot hold what a feature needs.
+func MayHold(command, marker, empty string) bool {
+	for rest := command; ; {
+		_, after, found := strings.Cut(rest, marker)
+		if !found {
+			return false
+		}
+		if !strings.HasPrefix(after, empty) {
+			return true
+		}
+		rest = after
+	}
+}

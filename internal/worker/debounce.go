@@ -3,7 +3,6 @@ package worker
 import (
 	"context"
 	"reflect"
-	"strings"
 
 	"github.com/laraq/laraq/internal/job"
 	"github.com/laraq/laraq/internal/php"
@@ -40,18 +39,7 @@ type debouncer struct {
 // of handlers that never look at them.
 const debounceOwnerMarker = `s:13:"debounceOwner";`
 
-func mayBeDebounced(command string) bool {
-	for rest := command; ; {
-		i := strings.Index(rest, debounceOwnerMarker)
-		if i < 0 {
-			return false
-		}
-		rest = rest[i+len(debounceOwnerMarker):]
-		if !strings.HasPrefix(rest, `s:0:"";`) {
-			return true
-		}
-	}
-}
+func mayBeDebounced(command string) bool { return job.MayHold(command, debounceOwnerMarker, `s:0:"";`) }
 
 // debounces: CallQueuedHandler checks debounceOwner from 13.6.0.
 func debounces(r job.Release) bool { return r.AtLeast(13, 6, 0) }

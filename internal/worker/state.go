@@ -48,6 +48,7 @@ type Config struct {
 	Server, Prefix, FailedStore string
 	CacheStore, CacheServer     string
 	RestartKeys, PauseKeys      []string
+	PoolSize                    int // the queue client's connection pool, 0 when unknown
 
 	// queue:work's options.
 	Queues               []string

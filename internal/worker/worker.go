@@ -240,7 +240,7 @@ func (w *Worker) logStart() {
 	c := w.cfg
 	w.log.Info("worker started", "redis", c.Server, "connection", c.Connection, "queues", c.Queues,
 		"prefix", c.Prefix, "laravel", c.Release.String(), "failed_store", c.FailedStore,
-		"concurrency", c.Concurrency)
+		"concurrency", c.Concurrency, "memory_limit_mb", c.MemoryLimit>>20, "redis_pool", c.PoolSize)
 	switch {
 	case c.CacheDisabled:
 		w.log.Debug("no cache: restart and pause signals are not read, maxExceptions is not counted")
