@@ -191,9 +191,9 @@ func TestCheckNamesEachMistake(t *testing.T) {
 		{"right", "UniquePropJob", reflect.TypeFor[uniqueRight](), nil},
 		{"misspelt", "UniquePropJob", reflect.TypeFor[uniqueMisspelt](), []want{
 			{phpclass.ProblemUnknown, []string{"$ordreId", "no property $ordreId", "Go field OrderID", "correct the name"}},
-			{phpclass.ProblemUnmapped, []string{`App\Jobs\Classes\UniquePropJob $orderId`, "OrderID any `php:\"orderId,default=null\"`"}}}},
+			{phpclass.ProblemUnmapped, []string{`App\Jobs\Classes\UniquePropJob $orderId`, "OrderID *phpser.Value `php:\"orderId,default=null\"`"}}}},
 		{"missing", "UniquePropJob", reflect.TypeFor[uniqueMissing](), []want{
-			{phpclass.ProblemUnmapped, []string{`App\Jobs\Classes\UniquePropJob $orderId`, "add the field OrderID any `php:\"orderId,default=null\"`"}}}},
+			{phpclass.ProblemUnmapped, []string{`App\Jobs\Classes\UniquePropJob $orderId`, "add the field OrderID *phpser.Value `php:\"orderId,default=null\"`"}}}},
 		{"left out on purpose", "UniquePropJob", reflect.TypeFor[uniqueLeftOut](), nil},
 		{"case", "UniquePropJob", reflect.TypeFor[uniqueCase](), []want{
 			{phpclass.ProblemCase, []string{"$orderId", "$orderID", "in case only", "`php:\"orderId\"`"}}}},

@@ -365,31 +365,62 @@ func (g *gen) use(typ string) {
 // stubs for the methods.
 func (g *gen) unique(c *Class, name, recv string) {
 	g.imports["time"] = true
-	fieldOf := map[string]string{}
-	for key, f := range fieldNames(c) {
-		if n, _, _ := phpser.UnmangleName(key); n == "uniqueId" || n == "uniqueFor" {
-			fieldOf[n] = f
+	type field struct{ name, typ string }
+	fieldOf := map[string]field{}
+	names := fieldNames(c)
+	for i := range c.Properties {
+		p := &c.Properties[i]
+		if f, ok := names[p.Key]; ok && (p.Name == "uniqueId" || p.Name == "uniqueFor") {
+			gf, _ := goType(p, c, g.enumName)
+			fieldOf[p.Name] = field{f, gf.typ}
 		}
 	}
 	if m := c.Method("uniqueId"); m != nil && !strings.HasPrefix(m.DeclaredBy, `Illuminate\`) {
 		g.method(c, name, recv, m)
 	} else if f, ok := fieldOf["uniqueId"]; ok {
-		g.helpers["string"] = true
-		g.printf("// UniqueID is the uniqueId property, as UniqueLock::getKey() reads it.\nfunc (%s %s) UniqueID() string { return laraqPHPString(%s.%s) }\n\n", recv, name, recv, f)
+		g.printf("// UniqueID is the uniqueId property, as UniqueLock::getKey() reads it.\nfunc (%s %s) UniqueID() string { return %s }\n\n", recv, name, g.asString(recv+"."+f.name, f.typ))
 	} else {
 		g.printf("// UniqueID: the class has neither uniqueId() nor $uniqueId, so its lock has no id.\nfunc (%s) UniqueID() string { return \"\" }\n\n", name)
 	}
 	if m := c.Method("uniqueFor"); m != nil && !strings.HasPrefix(m.DeclaredBy, `Illuminate\`) {
 		g.method(c, name, recv, m)
 	} else if f, ok := fieldOf["uniqueFor"]; ok {
-		g.helpers["seconds"] = true
-		g.printf("// UniqueFor is the uniqueFor property: the lock's lifetime in seconds.\nfunc (%s %s) UniqueFor() time.Duration { return laraqPHPSeconds(%s.%s) }\n\n", recv, name, recv, f)
+		g.printf("// UniqueFor is the uniqueFor property: the lock's lifetime in seconds.\nfunc (%s %s) UniqueFor() time.Duration { return %s }\n\n", recv, name, g.asSeconds(recv+"."+f.name, f.typ))
 	} else if a := c.Attribute(`Illuminate\Queue\Attributes\UniqueFor`); a != nil && len(a.Arguments) == 1 {
 		n := argInt(a.Arguments[0])
 		g.printf("// UniqueFor is the #[UniqueFor(%d)] attribute.\nfunc (%s) UniqueFor() time.Duration { return %d * time.Second }\n\n", n, name, n)
 	} else {
 		g.printf("// UniqueFor: no uniqueFor: the lock lives until the job releases it.\nfunc (%s) UniqueFor() time.Duration { return 0 }\n\n", name)
 	}
+}
+
+// asString is the Go expression of PHP's (string) of a field, as a lock key concatenates it.
+func (g *gen) asString(expr, typ string) string {
+	switch typ {
+	case "string":
+		return expr
+	case "int":
+		g.imports["strconv"] = true
+		return "strconv.Itoa(" + expr + ")"
+	}
+	if typ != valueGo {
+		g.imports["fmt"] = true
+		return "fmt.Sprint(" + expr + ")"
+	}
+	g.helpers["string"] = true
+	return "laraqPHPString(" + expr + ")"
+}
+
+// asSeconds is the Go expression of a field holding seconds.
+func (g *gen) asSeconds(expr, typ string) string {
+	switch typ {
+	case "int":
+		return "time.Duration(" + expr + ") * time.Second"
+	case valueGo:
+		g.helpers["seconds"] = true
+		return "laraqPHPSeconds(" + expr + ")"
+	}
+	return "0 // " + typ + " is no number of seconds"
 }
 
 // method writes a PHP method's source in a comment above the Go method laraq calls for
@@ -518,46 +549,40 @@ func (g *gen) enum(class string) {
 
 func (g *gen) writeHelpers() {
 	if g.helpers["string"] {
-		g.imports["fmt"] = true
 		g.imports["strconv"] = true
+		g.imports["github.com/laraq/laraq/phpser"] = true
 		g.printf(`// laraqPHPString is PHP's string conversion of a scalar, as a lock key is built from it.
-func laraqPHPString(v any) string {
-	switch x := v.(type) {
-	case nil:
+func laraqPHPString(v *phpser.Value) string {
+	switch {
+	case v == nil:
 		return ""
-	case string:
-		return x
-	case bool:
-		if x {
+	case v.Kind() == phpser.KindInt:
+		return strconv.FormatInt(v.Int(), 10)
+	case v.Kind() == phpser.KindBool:
+		if v.Bool() {
 			return "1"
 		}
 		return ""
-	case int:
-		return strconv.Itoa(x)
-	case int64:
-		return strconv.FormatInt(x, 10)
-	case *string:
-		if x == nil {
-			return ""
-		}
-		return *x
+	case v.Kind() == phpser.KindFloat:
+		return strconv.FormatFloat(v.Float(), 'G', -1, 64)
 	}
-	return fmt.Sprint(v)
+	return v.Str()
 }
 
 `)
 	}
 	if g.helpers["seconds"] {
 		g.imports["time"] = true
-		g.printf(`// laraqPHPSeconds is a number of seconds PHP holds as an int (or null: none).
-func laraqPHPSeconds(v any) time.Duration {
-	switch x := v.(type) {
-	case int:
-		return time.Duration(x) * time.Second
-	case int64:
-		return time.Duration(x) * time.Second
-	case float64:
-		return time.Duration(x * float64(time.Second))
+		g.imports["github.com/laraq/laraq/phpser"] = true
+		g.printf(`// laraqPHPSeconds is a number of seconds a PHP property holds (null: none).
+func laraqPHPSeconds(v *phpser.Value) time.Duration {
+	switch {
+	case v == nil:
+		return 0
+	case v.Kind() == phpser.KindInt:
+		return time.Duration(v.Int()) * time.Second
+	case v.Kind() == phpser.KindFloat:
+		return time.Duration(v.Float() * float64(time.Second))
 	}
 	return 0
 }

@@ -26,6 +26,7 @@ type goField struct {
 
 // Where a generated type comes from: a package that imports laraq's and phpser's.
 const (
+	valueGo   = "*phpser.Value" // any PHP value, kept exactly (order, int keys, objects)
 	mapType   = "phpser.Map"
 	modelType = "phpser.ModelIdentifier"
 	timeType  = "time.Time"
@@ -50,7 +51,7 @@ func goType(p *Property, c *Class, enumName func(string) string) (goField, bool)
 	switch {
 	case p.Type == "":
 		// Untyped: PHP holds anything; the default's type is the best guess there is.
-		f.typ = "any"
+		f.typ = valueGo
 		if d := p.DefaultValue(); d != nil {
 			switch d.Kind() {
 			case phpser.KindBool:
@@ -67,11 +68,11 @@ func goType(p *Property, c *Class, enumName func(string) string) (goField, bool)
 				f.typ = enumName(d.EnumClass())
 			}
 		}
-		if f.typ != "any" {
+		if f.typ != valueGo {
 			f.notes = append(f.notes, "untyped in PHP: the type of its default")
 		}
 	case len(names) != 1:
-		f.typ = "any"
+		f.typ = valueGo
 	default:
 		n := names[0]
 		switch n.Kind {
@@ -88,7 +89,7 @@ func goType(p *Property, c *Class, enumName func(string) string) (goField, bool)
 			case "array":
 				f.typ = mapType
 			default:
-				f.typ = "any"
+				f.typ = valueGo
 			}
 		case "enum":
 			f.typ = enumName(n.Name)
@@ -96,7 +97,7 @@ func goType(p *Property, c *Class, enumName func(string) string) (goField, bool)
 			if c.SerializesModels() {
 				f.typ = modelType
 			} else {
-				f.typ = "any"
+				f.typ = valueGo
 				f.notes = append(f.notes, "an Eloquent "+n.Kind+" the class serializes whole (no SerializesModels)")
 			}
 		case "date":
@@ -109,11 +110,10 @@ func goType(p *Property, c *Class, enumName func(string) string) (goField, bool)
 				f.objClass = n.Name
 			}
 		default:
-			f.typ = "any"
-			f.notes = append(f.notes, "PHP's "+n.Name+" decodes as a phpser.Object")
+			f.typ = valueGo
 		}
 	}
-	if p.Nullable && f.typ != "any" {
+	if p.Nullable && f.typ != valueGo {
 		f.typ = "*" + f.typ
 	}
 	if d := p.DefaultValue(); d != nil {
@@ -143,16 +143,13 @@ func shortName(class string) string {
 func literalFor(v *phpser.Value, typ string) (string, bool) {
 	base := strings.TrimPrefix(typ, "*")
 	if v.Kind() == phpser.KindNull {
-		return "null", strings.HasPrefix(typ, "*") || typ == "any"
+		return "null", strings.HasPrefix(typ, "*")
 	}
 	if v.Kind() == phpser.KindEnum {
-		if base == "any" || base == mapType || !isGoIdent(base) {
+		if typ == valueGo || base == mapType || !isGoIdent(base) {
 			return "", false
 		}
 		return jsonString(v.EnumCase())
-	}
-	if base == "any" && v.Kind() == phpser.KindArray {
-		return "", false // an any holds []any or map[string]any, never PHP's order: the field is a Map
 	}
 	return jsonLiteral(v, 0)
 }
