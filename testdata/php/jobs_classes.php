@@ -33,6 +33,8 @@
 //   AttributedJob      13.x attributes #[Tries(4)], #[Backoff(1, 3)], #[Timeout(20)],
 //                      #[MaxExceptions(2)], #[FailOnTimeout] (only 13.x reads them).
 //   ReversedTraitsJob  use Queueable, InteractsWithQueue (job last), Batchable first.
+// jobs_classes_samples.json holds dispatch.php requests for them: every property away
+// from its default, and most at it.
 
 namespace App\Jobs\Classes {
     use App\Enums\Status;
