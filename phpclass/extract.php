@@ -91,7 +91,9 @@ function laraq_load(string $class, ?string $file = null): ?string
 {
     $GLOBALS['laraq_loading'] = ['class', $class . ($file !== null ? " ($file)" : '')];
     try {
-        $ok = class_exists($class) || interface_exists($class) || trait_exists($class) || enum_exists($class);
+        // One autoload only: a second would include a file that declares no such class
+        // (a helpers file under a PSR-4 root) again, and its functions twice.
+        $ok = class_exists($class) || interface_exists($class, false) || trait_exists($class, false) || enum_exists($class, false);
     } catch (\Throwable $e) {
         $GLOBALS['laraq_loading'] = null;
         return get_class($e) . ': ' . $e->getMessage() . ' (' . laraq_rel($e->getFile()) . ':' . $e->getLine() . ')';

@@ -269,3 +269,64 @@ func writeFixture(t *testing.T, m *phpclass.Manifest, name string) {
 		t.Fatal(err)
 	}
 }
+
+// TestExtractDiscoversPSR4: with no class named, every concrete ShouldQueue class under
+// the application's composer.json PSR-4 roots is read (a listener and a class in a
+// subdirectory included; an abstract job, a plain class and a file that declares no
+// class left out), files are named relative to the application, and a file there that
+// does not parse is an error naming it.
+func TestExtractDiscoversPSR4(t *testing.T) {
+	testenv.NeedPHP(t)
+	root := t.TempDir()
+	write := func(name, src string) {
+		p := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("composer.json", `{"autoload": {"psr-4": {"App\\": "app/", "Domain\\": ["src/"]}}}`)
+	write("vendor/autoload.php", `<?php
+namespace Illuminate\Contracts\Queue { interface ShouldQueue {} }
+namespace {
+	spl_autoload_register(function ($c) {
+		foreach (['App\\' => '/../app/', 'Domain\\' => '/../src/'] as $p => $d) {
+			$f = __DIR__ . $d . str_replace('\\', '/', substr($c, strlen($p))) . '.php';
+			if (strncmp($c, $p, strlen($p)) === 0 && is_file($f)) { require $f; }
+		}
+	});
+}
+`)
+	write("app/Jobs/SendInvoice.php", "<?php namespace App\\Jobs; class SendInvoice implements \\Illuminate\\Contracts\\Queue\\ShouldQueue { public $orderId; }\n")
+	write("app/Jobs/BaseJob.php", "<?php namespace App\\Jobs; abstract class BaseJob implements \\Illuminate\\Contracts\\Queue\\ShouldQueue {}\n")
+	write("app/Jobs/Billing/Refund.php", "<?php namespace App\\Jobs\\Billing; class Refund extends \\App\\Jobs\\BaseJob { protected $amount = 0; }\n")
+	write("app/Listeners/SendShipmentNotice.php", "<?php namespace App\\Listeners; class SendShipmentNotice implements \\Illuminate\\Contracts\\Queue\\ShouldQueue { public function handle($e) {} }\n")
+	write("app/Models/User.php", "<?php namespace App\\Models; class User {}\n")
+	write("app/helpers.php", "<?php function app_helper() {}\n")
+	write("src/Orders/Ship.php", "<?php namespace Domain\\Orders; class Ship implements \\Illuminate\\Contracts\\Queue\\ShouldQueue {}\n")
+	ctx := context.Background()
+	m, err := phpclass.Extract(ctx, phpclass.Options{Root: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, c := range m.Classes {
+		names = append(names, c.Name)
+	}
+	want := `App\Jobs\Billing\Refund,App\Jobs\SendInvoice,App\Listeners\SendShipmentNotice,Domain\Orders\Ship`
+	if strings.Join(names, ",") != want {
+		t.Errorf("discovered %v, want %s", names, want)
+	}
+	if c := m.Class(`App\Jobs\SendInvoice`); c == nil || c.File != "app/Jobs/SendInvoice.php" {
+		t.Errorf("SendInvoice: %+v", c)
+	}
+
+	write("app/Jobs/Broken.php", "<?php namespace App\\Jobs; class Broken implements \\Illuminate\\Contracts\\Queue\\ShouldQueue { public $a = ; }\n")
+	_, err = phpclass.Extract(ctx, phpclass.Options{Root: root})
+	var ce *phpclass.ClassError
+	if !errors.As(err, &ce) || ce.Class != `App\Jobs\Broken` || ce.File != "app/Jobs/Broken.php" || !strings.Contains(ce.Err, "ParseError") {
+		t.Errorf("a file that does not parse: %v", err)
+	}
+}
