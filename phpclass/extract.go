@@ -14,11 +14,17 @@ import (
 	"strings"
 )
 
-// extractScript is the PHP side of Extract: it loads the autoloader and prints the
-// facts through PHP's reflection (see its header).
-//
-//go:embed extract.php
-var extractScript []byte
+// The PHP side of Extract: extract.php loads the autoloader and prints the facts that
+// extract_facts.php reads through PHP's reflection (see their headers). php runs them as
+// one script from stdin, the facts' declarations first.
+var (
+	//go:embed extract.php
+	extractMain []byte
+	//go:embed extract_facts.php
+	extractFacts []byte
+
+	extractScript = append(append(append([]byte(nil), extractFacts...), '\n'), bytes.TrimPrefix(extractMain, []byte("<?php"))...)
+)
 
 // Options say which classes Extract reads and with what.
 type Options struct {
