@@ -16,15 +16,19 @@ import (
 
 // The PHP side of Extract: extract.php loads the autoloader and prints the facts that
 // extract_facts.php reads through PHP's reflection (see their headers). php runs them as
-// one script from stdin, the facts' declarations first.
+// one script from stdin, the facts' declarations first. They are put together when
+// Extract runs, so that a program that only reads manifests (a worker checking its
+// types) links neither.
 var (
 	//go:embed extract.php
 	extractMain []byte
 	//go:embed extract_facts.php
 	extractFacts []byte
-
-	extractScript = append(append(append([]byte(nil), extractFacts...), '\n'), bytes.TrimPrefix(extractMain, []byte("<?php"))...)
 )
+
+func extractScript() []byte {
+	return append(append(append([]byte(nil), extractFacts...), '\n'), bytes.TrimPrefix(extractMain, []byte("<?php"))...)
+}
 
 // Options say which classes Extract reads and with what.
 type Options struct {
@@ -181,7 +185,7 @@ func runPHP(ctx context.Context, bin string, req []byte, env []string) ([]byte, 
 	}
 	defer r.Close()
 	cmd := exec.CommandContext(ctx, bin, "-d", "display_errors=stderr", "-d", "log_errors=0", "--", string(req))
-	cmd.Stdin = bytes.NewReader(extractScript)
+	cmd.Stdin = bytes.NewReader(extractScript())
 	stdout, stderr := &capped{n: maxOutput}, &capped{n: maxOutput}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.ExtraFiles = []*os.File{w}
