@@ -172,10 +172,8 @@ function laraq_probe_value(?ReflectionType $t, bool $hasDefault, $default, int $
         if (is_a($n, 'DateTimeInterface', true)) {
             return [true, new $n('2000-01-01 00:00:00')];
         }
-        $ctor = $rc->getConstructor();
-        if ($ctor === null || $ctor->getNumberOfRequiredParameters() === 0) {
-            return [true, $rc->newInstance()];
-        }
+        // No constructor runs: reading a class's facts must not do what its
+        // dependencies' constructors do (connect, read files, boot).
         return [true, $rc->newInstanceWithoutConstructor()];
     } catch (\Throwable $e) {
         return [false];
