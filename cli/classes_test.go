@@ -227,3 +227,37 @@ func TestDispatchClassesRefusesMistakes(t *testing.T) {
 		}
 	}
 }
+
+// TestDispatchClassesQueueAndDelay: with the manifest, --queue and --delay set the
+// Queueable properties where the class has them (in their place) and only choose the
+// queue where it has none; a manifest of another release than the connection's is
+// worth a warning.
+func TestDispatchClassesQueueAndDelay(t *testing.T) {
+	path, _ := fixtureManifest(t)
+	r := testenv.RedisServer(t)
+	prefix := testenv.Prefix(t)
+	client := r.Client(t, 0)
+	dispatch := func(class, props string, args ...string) (string, string) {
+		t.Helper()
+		out, errOut, rc := runCLI(t, []byte(props), append([]string{"dispatch", "--redis", "redis://" + r.Addr + "/0", "--prefix", prefix,
+			"--classes", path, class, "--props", "-"}, args...)...)
+		if rc != 0 {
+			t.Fatalf("dispatch %s: exit %d: %s", class, rc, errOut)
+		}
+		return strings.TrimSpace(out), errOut
+	}
+	id, errOut := dispatch(`App\Jobs\Classes\NativeJob`, `{"a": 1}`, "--queue", "high", "--laravel-version", "12.40")
+	if !strings.Contains(errOut, "warning: the manifest was read from Laravel 13.26.1, the connection is 12.40") {
+		t.Errorf("no warning of the release: %q", errOut)
+	}
+	raw, delayed, _ := findPayload(t, client, prefix, "high", id)
+	if raw == nil || delayed || !bytes.Contains(raw, []byte(`"command":"O:26:\"App\\Jobs\\Classes\\NativeJob\":3:{s:1:\"a\";i:1;s:4:\"\u0000*\u0000b\";i:2;s:29:\"\u0000App\\Jobs\\Classes\\NativeJob\u0000c\";s:1:\"c\";}"`)) {
+		t.Errorf("NativeJob on high: %s", raw)
+	}
+	id, _ = dispatch(`App\Jobs\Classes\KitchenSinkJob`, `{"required": 1}`, "--queue", "q", "--delay", "5", "--laravel-version", "13.26")
+	raw, delayed, _ = findPayload(t, client, prefix, "q", id)
+	want := `s:8:\"required\";i:1;s:5:\"queue\";s:1:\"q\";s:5:\"delay\";i:5;}`
+	if raw == nil || !delayed || !bytes.Contains(raw, []byte(want)) || !bytes.Contains(raw, []byte(`"delay":5`)) {
+		t.Errorf("KitchenSinkJob on q, delayed: %v\n%s\nwant the command to end %s", delayed, raw, want)
+	}
+}

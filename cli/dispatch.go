@@ -162,7 +162,7 @@ func runDispatch(ctx context.Context, app *App, args []string) int {
 		if job, err = newClassJob(classes, cmd, cfg.Release, queue, delay, *encrypt); err != nil {
 			return app.errorf("%v", err)
 		}
-		for _, c := range job.caveats(cfg.Release) {
+		for _, c := range job.caveats(cfg.Release, classes.Laravel) {
 			fmt.Fprintf(app.Stderr, "%s: warning: %s\n", app.Name, c)
 		}
 	} else if !*noQueueable {

@@ -63,9 +63,12 @@ func newClassJob(m *phpclass.Manifest, given *phpser.Value, rel laraq.Release, q
 }
 
 // caveats are what laraq cannot do for the class as PHP would, one line each.
-func (j *classJob) caveats(rel laraq.Release) []string {
+func (j *classJob) caveats(rel laraq.Release, manifest string) []string {
 	c := j.class
 	var out []string
+	if mr, err := laraq.ParseRelease(manifest); err == nil && !rel.IsZero() && (mr.Major != rel.Major || mr.Minor != rel.Minor) {
+		out = append(out, "the manifest was read from Laravel "+manifest+", the connection is "+rel.String()+": the Queueable properties written are "+manifest+"'s")
+	}
 	if c.Unique() {
 		out = append(out, c.Name+" is ShouldBeUnique: laraq dispatch takes no unique lock for a class given as properties (a Go type implementing laraq.UniqueJob gets one from the Dispatcher)")
 	}
