@@ -69,6 +69,12 @@ LARAQ_LARAVEL_VERSION or the framework under --laravel-root) but guessed from th
 keys or defaulted, these signals are read under every version's cache key scheme, so
 that a wrong guess does not hide them (--log-level debug lists the keys).
 
+--classes FILE (or LARAQ_CLASSES), a manifest 'laraq classes' wrote, makes the worker
+compare each Go type this binary registered with its PHP class before it takes a job,
+and refuse to start, naming every class, property and fix, on a property no field takes,
+a field no property has (case included), a visibility or default that differs, or a
+ShouldBeUnique or ShouldBeEncrypted class whose type does not say so.
+
 --forward URL: each job is POSTed as JSON with the headers Content-Type:
 application/json, X-Laraq-Job-Id, X-Laraq-Job-Uuid, X-Laraq-Attempt, X-Laraq-Queue and
 X-Laraq-Connection; the body is
@@ -115,6 +121,7 @@ func runWork(ctx context.Context, app *App, args []string) int {
 	fs := app.NewFlagSet("work", workUsage)
 	af := addAppFlags(fs.FlagSet, true, true)
 	hf := addHorizonFlags(fs.FlagSet, true)
+	cf := addClassesFlag(fs)
 	var w workFlags
 	fs.IntVar(&w.tries, "tries", laraq.DefaultTries, "number of times to attempt a job before failing it (0: unlimited)")
 	fs.StringVar(&w.backoff, "backoff", "0", "seconds to wait before retrying a job that failed, per attempt: `LIST` such as 1,5,10")
@@ -171,6 +178,16 @@ func runWork(ctx context.Context, app *App, args []string) int {
 	cfg.Logger = logger
 	if af.conn.queueSet {
 		if cfg.Queues, err = af.queues(); err != nil {
+			return app.errorf("%v", err)
+		}
+	}
+	classes, err := cf.load(app)
+	if err != nil {
+		return app.errorf("%v", err)
+	}
+	if classes != nil && w.forward == "" {
+		// The Go types must say what their PHP classes say before a job is taken.
+		if err := checkClasses(logger, classes, app.Jobs.Types(), appCfg.Release); err != nil {
 			return app.errorf("%v", err)
 		}
 	}

@@ -19,22 +19,7 @@
 //   LARAQ_APP_KEY (the encrypter key, base64:...; the harness's fixed key by default)
 error_reporting(E_ALL & ~E_DEPRECATED);
 
-require_once 'Illuminate/Config/autoload.php';
-require_once 'Illuminate/Queue/autoload.php';
-require_once 'Illuminate/Redis/autoload.php';
-require_once 'Illuminate/Events/autoload.php';
-require_once 'Illuminate/Bus/autoload.php';
-require_once 'Illuminate/Cache/autoload.php';
-require_once 'Illuminate/Database/autoload.php';
-require_once 'Illuminate/Encryption/autoload.php';
-// Optional Debian packages (scripts/install-peers.sh installs them): queued notifications,
-// mailables and broadcast events, and the predis client.
-foreach (['Illuminate/Notifications/autoload.php', 'Illuminate/Mail/autoload.php',
-    'Illuminate/Broadcasting/autoload.php', 'Predis/autoload.php'] as $optional) {
-    if (stream_resolve_include_path($optional)) {
-        require_once $optional;
-    }
-}
+require_once __DIR__ . '/autoload_l8.php';
 
 const LARAQ_PEER_MAJOR = 8;
 const LARAQ_PEER_TAG = 'v8.83';
