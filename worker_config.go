@@ -10,6 +10,7 @@ import (
 	"github.com/laraq/laraq/failed"
 	"github.com/laraq/laraq/internal/horizon"
 	"github.com/laraq/laraq/internal/job"
+	"github.com/laraq/laraq/internal/rdb"
 	"github.com/laraq/laraq/internal/worker"
 )
 
@@ -220,7 +221,7 @@ func settings(conn *Connection, c WorkerConfig) (*worker.Config, error) {
 	if conn.RetryAfter < 0 {
 		return nil, fmt.Errorf("laraq: RetryAfter %s < 0", conn.RetryAfter)
 	}
-	s.RetryAfter = int64((conn.retryAfter() + time.Second - 1) / time.Second)
+	s.RetryAfter = rdb.Seconds(conn.retryAfter())
 	if conn.BlockFor != nil && *conn.BlockFor < 0 {
 		return nil, fmt.Errorf("laraq: BlockFor %s < 0", *conn.BlockFor)
 	}

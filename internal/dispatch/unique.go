@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/laraq/laraq/internal/job"
 	"github.com/laraq/laraq/internal/rdb"
@@ -78,7 +77,7 @@ func (p *Dispatcher) acquireUnique(ctx context.Context, v any) (*uniqueDispatch,
 		return nil, fmt.Errorf("laraq: %w", err)
 	}
 	ud := &uniqueDispatch{key: p.release().UniqueLockKey(class, hasDisplay, display, u.UniqueID()), owner: randomString(16), locks: locks}
-	got, err := locks.Acquire(ctx, ud.key, ud.owner, ceilSeconds(u.UniqueFor()))
+	got, err := locks.Acquire(ctx, ud.key, ud.owner, rdb.Seconds(u.UniqueFor()))
 	if err != nil {
 		return nil, fmt.Errorf("laraq: %w", err)
 	}
@@ -147,19 +146,6 @@ func randomString(n int) string {
 			return id[:n]
 		}
 	}
-}
-
-// ceilSeconds rounds a duration up to whole seconds, as Redis scores and lock lifetimes
-// are whole seconds.
-func ceilSeconds(d time.Duration) int64 {
-	if d <= 0 {
-		return 0
-	}
-	s := int64(d / time.Second)
-	if d%time.Second != 0 {
-		s++
-	}
-	return s
 }
 
 // HiddenUniqueLock reads the lock key and owner PendingDispatch put into the payload's

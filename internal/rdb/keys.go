@@ -2,6 +2,7 @@ package rdb
 
 import (
 	"strings"
+	"time"
 )
 
 // Every Redis key name laraq uses is built in this file and nowhere else.
@@ -193,3 +194,17 @@ func (k CacheKeys) PausedAll() string { return k.Key(cachePausedAll) }
 
 // JobExceptions is the maxExceptions counter of the job with this uuid.
 func (k CacheKeys) JobExceptions(uuid string) string { return k.Key(cacheJobExceptions + uuid) }
+
+// Seconds is d in the whole seconds Redis scores and lock lifetimes take, rounded up: a
+// job released for 1.2 s is not available before 2 s, as PHP's availableAt would have it
+// for a whole second.
+func Seconds(d time.Duration) int64 {
+	if d <= 0 {
+		return 0
+	}
+	s := int64(d / time.Second)
+	if d%time.Second != 0 {
+		s++
+	}
+	return s
+}

@@ -182,15 +182,3 @@ func exceptionText(err error) string {
 	}
 	return failed.Capture(err, 1).String()
 }
-
-// ceilSeconds rounds a duration up to whole seconds, as Redis scores are Unix seconds.
-func ceilSeconds(d time.Duration) int64 {
-	if d <= 0 {
-		return 0
-	}
-	s := int64(d / time.Second)
-	if d%time.Second != 0 {
-		s++
-	}
-	return s
-}

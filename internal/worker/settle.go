@@ -11,6 +11,7 @@ import (
 
 	"github.com/laraq/laraq/failed"
 	"github.com/laraq/laraq/internal/job"
+	"github.com/laraq/laraq/internal/rdb"
 )
 
 // The settle stage: what becomes of a job once its fate is known (the handler returned,
@@ -201,7 +202,7 @@ func (s *settler) reservationGone(a *attempt, lost bool, what, warning string) (
 // to a release the handler asked for, of a job without handler, or at a hard stop.
 func (s *settler) release(r *run, a *attempt, delay time.Duration, afterException bool, runtime time.Duration) {
 	a.released = true
-	availableAt := s.cfg.Now().Unix() + ceilSeconds(delay)
+	availableAt := s.cfg.Now().Unix() + rdb.Seconds(delay)
 	var released bool
 	lost, err := s.retry(r.ackCtx, a, "releasing a job", func(ctx context.Context) (err error) {
 		released, err = s.cfg.RDB.Release(ctx, a.queue, a.popped.Reserved, availableAt)
@@ -218,7 +219,7 @@ func (s *settler) release(r *run, a *attempt, delay time.Duration, afterExceptio
 		}
 	}
 	s.books.jobReleased(r.ackCtx, a)
-	s.emit(job.Event{Kind: job.EventReleased, Queue: a.queue, Job: a.job, Delay: time.Duration(ceilSeconds(delay)) * time.Second,
+	s.emit(job.Event{Kind: job.EventReleased, Queue: a.queue, Job: a.job, Delay: time.Duration(rdb.Seconds(delay)) * time.Second,
 		AfterException: afterException, Runtime: runtime})
 }
 
