@@ -149,7 +149,8 @@ type scenario struct {
 	decoded bool
 	// want is what PHP's outcome must say (outcome.String contains it), so that a
 	// scenario cannot pass by exercising nothing.
-	want string
+	want    string
+	wantFor func(r mw.Release) string // or per release
 }
 
 // side is one implementation's place: Redis prefix, SQLite file.
@@ -242,6 +243,13 @@ func (sc scenario) seeds(t *testing.T, major int) []seed {
 // With roundtrip the middleware run after unserialize(serialize()).
 func runPHP(t *testing.T, srv *testenv.Redis, major int, sc scenario, s side, roundtrip bool) outcome {
 	t.Helper()
+	env, in := phpRequest(t, srv, major, sc, s, roundtrip)
+	return parsePHP(t, env.Run(t, in, "middleware_op.php", "run"))
+}
+
+// phpRequest is the harness environment and stdin of an attempt.
+func phpRequest(t *testing.T, srv *testenv.Redis, major int, sc scenario, s side, roundtrip bool) (testenv.PHPEnv, []byte) {
+	t.Helper()
 	env := testenv.PHPEnv{Major: major, Redis: srv, Prefix: s.prefix, CachePrefix: cachePrefix}
 	if s.dbFile != "" {
 		env.CacheStoreDB = s.dbFile
@@ -249,8 +257,12 @@ func runPHP(t *testing.T, srv *testenv.Redis, major int, sc scenario, s side, ro
 	req := map[string]any{"middleware": sc.phpExpr(t, major), "limiters": sc.limiters, "job": sc.job, "handler": sc.handler,
 		"seed": sc.seeds(t, major), "roundtrip": roundtrip}
 	in, _ := json.Marshal(req)
+	return env, in
+}
+
+func parsePHP(t *testing.T, out []byte) outcome {
+	t.Helper()
 	var o outcome
-	out := env.Run(t, in, "middleware_op.php", "run")
 	if err := json.Unmarshal(out, &o); err != nil {
 		t.Fatalf("middleware_op.php: %v: %s", err, out)
 	}
@@ -472,16 +484,40 @@ var ownerShape = regexp.MustCompile(`^[A-Za-z0-9]{16}$`)
 
 // norm turns a value into its form relative to now: numbers near now become {now±N},
 // lock owners {owner}.
+// With now = raw the numbers stay as they are (see renorm).
 func norm(v string, now int64) string {
 	if ownerShape.MatchString(v) {
 		if _, err := strconv.ParseInt(v, 10, 64); err != nil {
 			return "{owner}"
 		}
 	}
+	if now == raw {
+		return v
+	}
 	if n, err := strconv.ParseInt(v, 10, 64); err == nil && n > now-1e6 && n < now+1e8 {
 		return fmt.Sprintf("{now%+d}", n-now)
 	}
 	return v
+}
+
+// raw asks dumpSide for absolute times, to be made relative later with renorm.
+const raw = -1
+
+var absTime = regexp.MustCompile(`(ttl=)?\b(1\d{9})\b`)
+
+// renorm makes the absolute times of a raw dump relative to now, as dumpSide(now) would.
+func renorm(m map[string]string, now int64) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = absTime.ReplaceAllStringFunc(v, func(tok string) string {
+			n, _ := strconv.ParseInt(strings.TrimPrefix(tok, "ttl="), 10, 64)
+			if strings.HasPrefix(tok, "ttl=") {
+				return fmt.Sprintf("ttl=%d", n-now)
+			}
+			return fmt.Sprintf("{now%+d}", n-now)
+		})
+	}
+	return out
 }
 
 // dumpSide reads one side's whole state, normalised to the side's now.
@@ -513,7 +549,11 @@ func dumpSide(t *testing.T, srv *testenv.Redis, s side, now int64) map[string]st
 			// The expiry in milliseconds, relative to the start of the attempt's second: a
 			// TTL of N set during that second reads N (EXPIRETIME would round).
 			if at := c.PExpireTime(ctx, key).Val(); at > 0 {
-				val += fmt.Sprintf(" ttl=%d", (int64(at/time.Millisecond)-now*1000)/1000)
+				ref := now
+				if now == raw {
+					ref = 0
+				}
+				val += fmt.Sprintf(" ttl=%d", (int64(at/time.Millisecond)-ref*1000)/1000)
 			}
 			out[conn+" "+strings.TrimPrefix(key, s.prefix)] = val
 		}

@@ -244,6 +244,31 @@ func throttleScenarios() []scenario {
 		goMW:   func(*mw.Env) []mw.Middleware { return list(goTE().By("café&co")) },
 		job:    plainJob, handler: "throw", decoded: true, want: "released=0",
 	}, {
+		// cleanRateLimiterKey turns "'" into &#039;, which a second cleaning changes again:
+		// before 9.14 tooManyAttempts read the counter under that twice-cleaned key, so a
+		// full counter written by hit() was never seen.
+		name:   "ThrottlesExceptions/by() a key with an apostrophe",
+		phpFor: func(r mw.Release) string { return "[" + te(r) + "->by(\"o'clock\")]" },
+		goMW:   func(*mw.Env) []mw.Middleware { return list(goTE().By("o'clock")) },
+		job:    plainJob, handler: "throw", decoded: true,
+		wantFor: func(r mw.Release) string {
+			if r.AtLeast(9, 14, 0) {
+				return "ran=false released=203"
+			}
+			return "ran=true released=0"
+		},
+		seed: []seed{cacheKey("{c}laravel_throttles_exceptions:o&#039;clock", "2", 200),
+			cacheKey("{c}laravel_throttles_exceptions:o&#039;clock:timer", "{now+200}", 200)},
+	}, {
+		// clear() cleans the key twice in every release: the counter of such a key
+		// survives a run without exception, only its window goes.
+		name:   "ThrottlesExceptions/a run without exception under a key with an apostrophe",
+		phpFor: func(r mw.Release) string { return "[" + te(r) + "->by(\"o'clock\")]" },
+		goMW:   func(*mw.Env) []mw.Middleware { return list(goTE().By("o'clock")) },
+		job:    plainJob, handler: "ok", want: "ran=true",
+		seed: []seed{cacheKey("{c}laravel_throttles_exceptions:o&#039;clock", "1", 200),
+			cacheKey("{c}laravel_throttles_exceptions:o&#039;clock:timer", "{now+200}", 200)},
+	}, {
 		name:   "ThrottlesExceptions/byJob counts per uuid",
 		phpFor: func(r mw.Release) string { return "[" + te(r) + "->byJob()->withPrefix('te:')]" },
 		goMW:   func(*mw.Env) []mw.Middleware { return list(goTE().ByJob().WithPrefix("te:")) },

@@ -76,10 +76,9 @@ func storedValue(v string) *phpser.Value {
 // maxAttempts, a running window (":timer") makes it true, else the stale counter is
 // forgotten.
 func (l *rateLimiter) tooManyAttempts(ctx context.Context, key string, maxAttempts int64) (bool, error) {
-	key = rdb.CleanRateLimiterKey(key)
-	counter := key
+	counter := rdb.CleanRateLimiterKey(key)
 	if l.doubleClean {
-		counter = rdb.CleanRateLimiterKey(key)
+		counter = rdb.CleanRateLimiterKey(counter)
 	}
 	hits, err := l.get(ctx, counter)
 	if err != nil {
@@ -110,10 +109,10 @@ func (l *rateLimiter) tooManyAttempts(ctx context.Context, key string, maxAttemp
 // existed but gave 1 (it had expired between the calls, or the store lost it) is written
 // again with the window's lifetime.
 func (l *rateLimiter) hit(ctx context.Context, key string, decay int64) (int64, error) {
-	key = rdb.CleanRateLimiterKey(key)
-	if _, err := l.add(ctx, key+":timer", serializeInt(l.now+decay), decay); err != nil {
+	if _, err := l.add(ctx, rdb.LimiterTimer(key), serializeInt(l.now+decay), decay); err != nil {
 		return 0, err
 	}
+	key = rdb.CleanRateLimiterKey(key)
 	added, err := l.add(ctx, key, serializeInt(0), decay)
 	if err != nil {
 		return 0, err
@@ -149,17 +148,15 @@ func (l *rateLimiter) availableIn(ctx context.Context, key string) (int64, error
 	return max(0, at-l.now), nil
 }
 
-// clear is RateLimiter::clear: counter and window are forgotten.
+// clear is RateLimiter::clear: counter and window are forgotten. In every release clear()
+// cleans the key and resetAttempts() cleans it again, so for a key the second cleaning
+// changes ("'" → &#039; → a#039;) the counter that stays behind is the real one.
 func (l *rateLimiter) clear(ctx context.Context, key string) error {
-	key = rdb.CleanRateLimiterKey(key)
-	counter := key
-	if l.doubleClean {
-		counter = rdb.CleanRateLimiterKey(key) // resetAttempts() cleans again
-	}
+	counter := rdb.CleanRateLimiterKey(rdb.CleanRateLimiterKey(key))
 	if err := l.store.Forget(ctx, counter); err != nil {
 		return err
 	}
-	return l.store.Forget(ctx, key+":timer")
+	return l.store.Forget(ctx, rdb.LimiterTimer(key))
 }
 
 func serializeInt(n int64) string { return "i:" + strconv.FormatInt(n, 10) + ";" }
