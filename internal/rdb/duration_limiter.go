@@ -137,3 +137,15 @@ func replyInt(v any) (int64, error) {
 	}
 	return 0, fmt.Errorf("reply element %v (%T) is not a number", v, v)
 }
+
+// LoadMiddlewareScripts sends the scripts of the job middleware's Redis operations (the
+// cache store's add, the lock release, the DurationLimiter's two) to the server with
+// SCRIPT LOAD, so that their first calls need no NOSCRIPT round trip.
+func LoadMiddlewareScripts(ctx context.Context, c redis.Scripter) error {
+	for _, s := range []*redis.Script{cacheAddScript, lockReleaseScript, durationAcquireScript, durationCheckScript} {
+		if err := s.Load(ctx, c).Err(); err != nil {
+			return fmt.Errorf("rdb: load script: %w", err)
+		}
+	}
+	return nil
+}
