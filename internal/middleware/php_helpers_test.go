@@ -143,6 +143,9 @@ type scenario struct {
 	seed     []seed
 	seedFor  func(r mw.Release) []seed // or the seeds for each release
 	database bool                      // the default (and limiter) store is the database store
+	// limiterStore is config cache.limiter: "redis" counts in the Redis store while the
+	// default store is the database one.
+	limiterStore string
 	// decoded also runs the objects PHP's serialize() gives, decoded by Go, against PHP
 	// running them after unserialize(), as a worker does with ->through() (false where
 	// PHP cannot serialize them: closures).
@@ -256,6 +259,9 @@ func phpRequest(t *testing.T, srv *testenv.Redis, major int, sc scenario, s side
 	}
 	req := map[string]any{"middleware": sc.phpExpr(t, major), "limiters": sc.limiters, "job": sc.job, "handler": sc.handler,
 		"seed": sc.seeds(t, major), "roundtrip": roundtrip}
+	if sc.limiterStore != "" {
+		req["limiter_store"] = sc.limiterStore
+	}
 	in, _ := json.Marshal(req)
 	return env, in
 }
@@ -430,6 +436,14 @@ func runGo(t *testing.T, srv *testenv.Redis, major int, sc scenario, s side, ms 
 	t.Helper()
 	var o outcome
 	env := goEnv(t, srv, major, s, &o.Reported)
+	if sc.limiterStore == "redis" {
+		keys := rdb.CacheKeys{RedisPrefix: s.prefix, Prefix: cachePrefix, Separator: major <= 10}
+		store, err := rdb.NewRedisStore(srv.Client(t, 1), srv.Client(t, 0), keys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		env.Limiter = store
+	}
 	if sc.goLim != nil {
 		sc.goLim(env.Limiters)
 	}

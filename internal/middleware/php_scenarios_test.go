@@ -427,6 +427,11 @@ func databaseScenarios(rlProbe map[string]string, goProbe func(*mw.Limiters)) []
 		job:  plainJob, handler: "ok", database: true, want: "ran=true",
 		seed: []seed{{Table: "cache", Key: "{c}" + keyA, Value: sp("i:2;"), Expire: "{now-5}"}},
 	}, {
+		name: "database/WithoutOverlapping in the database, RateLimited in Redis (cache.limiter)",
+		php:  "[new WithoutOverlapping('order-7'), new RateLimited('probe')]", limiters: rlProbe, goLim: goProbe,
+		goMW: func(*mw.Env) []mw.Middleware { return list(mw.WithoutOverlapping("order-7"), mw.RateLimited("probe")) },
+		job:  plainJob, handler: "ok", database: true, limiterStore: "redis", decoded: true, want: "ran=true",
+	}, {
 		name:   "database/ThrottlesExceptions: counted",
 		phpFor: func(r mw.Release) string { return "[" + te(r) + "->backoff(1)]" },
 		goMW: func(*mw.Env) []mw.Middleware {
