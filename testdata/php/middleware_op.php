@@ -169,30 +169,6 @@ namespace {
         exit(2);
     }
 
-    // Debian's 8.83 harness knows no database cache store: set it up as bootstrap_peer.php
-    // does on 10+ (the default store, tables cache and cache_locks on connection cachedb).
-    $spec = laraq_env('LARAQ_CACHE_DATABASE');
-    if ($spec !== null && $app['config']->get('cache.default') !== 'database') {
-        if (! $app->bound('db')) {
-            $db = new \Illuminate\Database\Capsule\Manager($app);
-            $db->setEventDispatcher($app['events']);
-            $db->setAsGlobal();
-            $app->instance('db', $db->getDatabaseManager());
-        }
-        $app['config']->set('database.connections.cachedb', laraq_db_config($spec));
-        $app['config']->set('cache.default', 'database');
-        $app['config']->set('cache.stores.database', ['driver' => 'database', 'connection' => 'cachedb', 'table' => 'cache',
-            'lock_connection' => 'cachedb', 'lock_table' => 'cache_locks']);
-        $cache = new \Illuminate\Cache\CacheManager($app);
-        $app->instance('cache', $cache);
-        $app->instance(\Illuminate\Contracts\Cache\Factory::class, $cache);
-        $app->instance(\Illuminate\Contracts\Cache\Repository::class, $cache->store());
-        $app->instance('cache.store', $cache->store());
-    }
-    if ($spec !== null && ! in_array('cachedb', array_keys($app['config']->get('database.connections', [])), true)) {
-        $app['config']->set('database.connections.cachedb', laraq_db_config($spec));
-    }
-
     // CacheServiceProvider's binding: one RateLimiter on the store cache.limiter names.
     $app['config']->set('cache.limiter', $req['limiter_store'] ?? null);
     $app->singleton(RateLimiter::class, fn ($app) => new RateLimiter($app['cache']->driver($app['config']->get('cache.limiter'))));
