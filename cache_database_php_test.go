@@ -16,18 +16,15 @@ import (
 )
 
 // TestDatabaseCacheStoreAgainstPHP: with the database cache store, the default of
-// Laravel 11+ skeletons (CACHE_STORE=database), laraq and each release's own
-// DatabaseStore and DatabaseLock share the cache and cache_locks tables (SQLite, as the
-// skeleton): `queue:restart` and `queue:pause` written by PHP stop and pause a Go worker;
+// Laravel 11+ skeletons (CACHE_STORE=database) and a choice on every release, laraq and
+// each release's own DatabaseStore and DatabaseLock (7.x+) share the cache and
+// cache_locks tables (SQLite, as the skeleton): `queue:restart` and `queue:pause` written by PHP stop and pause a Go worker;
 // laraq's restart and pause read back in PHP; counters and locks taken on one side are
 // seen, re-taken, released and refused on the other as PHP's own would be.
 func TestDatabaseCacheStoreAgainstPHP(t *testing.T) {
 	t.Parallel()
 	srv := testenv.RedisServer(t)
 	testenv.ForEachMajor(t, func(t *testing.T, major int) {
-		if major == 8 {
-			t.Skip("database cache store: 8.83's harness keeps the Redis store; its DatabaseStore is not booted here")
-		}
 		ctx := context.Background()
 		dsn := testenv.SQLite(t)
 		prefix := testenv.Prefix(t)

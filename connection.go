@@ -13,7 +13,9 @@ import (
 	"github.com/laraq/laraq/cache"
 	"github.com/laraq/laraq/encryption"
 	"github.com/laraq/laraq/failed"
+	"github.com/laraq/laraq/internal/job"
 	"github.com/laraq/laraq/internal/rdb"
+	"github.com/laraq/laraq/internal/worker"
 )
 
 // Defaults of Connection, as a Laravel skeleton's config/queue.php gives them.
@@ -194,9 +196,10 @@ func (c *Connection) migrationLimit() int {
 }
 
 // CacheScheme is how this connection names the cache keys it writes: the connection
-// prefix, the cache prefix, and the ":" of Laravel ≤10 RedisStore.
+// prefix, the cache prefix, and the ":" RedisStore put after the prefix up to Laravel 10
+// (11.0 stopped "magic prefixing").
 func (c *Connection) CacheScheme() CacheScheme {
-	return CacheScheme{ConnectionPrefix: c.Prefix, Prefix: c.Cache.Prefix, Separator: c.Release.cacheSeparator()}
+	return CacheScheme{ConnectionPrefix: c.Prefix, Prefix: c.Cache.Prefix, Separator: job.OrLatest(c.Release).Major <= 10}
 }
 
 // WatchedSchemes are the schemes whose restart and pause signals a worker reads:
@@ -206,7 +209,7 @@ func (c *Connection) WatchedSchemes() []CacheScheme {
 	primary := c.CacheScheme()
 	out := []CacheScheme{primary}
 	alts := c.Cache.AlsoWatch
-	if alts == nil && c.Release.orLatest().Guessed && c.Cache.Prefix != "" {
+	if alts == nil && job.OrLatest(c.Release).Guessed && c.Cache.Prefix != "" {
 		other := primary
 		other.Separator = !other.Separator
 		alts = []CacheScheme{other}
@@ -250,23 +253,6 @@ func (c *Connection) Describe() string {
 	return b.String()
 }
 
-// ServerOf names the Redis server(s) a client talks to, without credentials:
-// "127.0.0.1:6379/0", "cluster 10.0.0.1:7000,10.0.0.2:7000", "sentinel mymaster".
-func ServerOf(c redis.UniversalClient) string {
-	switch cl := c.(type) {
-	case nil:
-		return "no redis client"
-	case *redis.Client:
-		o := cl.Options()
-		return fmt.Sprintf("%s/%d", o.Addr, o.DB)
-	case *redis.ClusterClient:
-		return "cluster " + strings.Join(cl.Options().Addrs, ",")
-	case *redis.Ring:
-		return "ring"
-	}
-	return fmt.Sprintf("%T", c)
-}
-
 // storeName names a failed-job store: its String() when it has one (failed/database's
 // stores name their database and table without the password), "null" for none.
 func storeName(s failed.Store) string {
@@ -277,4 +263,48 @@ func storeName(s failed.Store) string {
 		return n.String()
 	}
 	return fmt.Sprintf("%T", s)
+}
+
+// signals is the connection's signal cache on r.
+func (c *Connection) signals(r *rdb.RDB) rdb.Signals {
+	if c.Cache.Store != nil {
+		return rdb.NewStoreCache(c.Cache.Store)
+	}
+	return r.Cache()
+}
+
+// locks are the connection's cache locks: CacheStore.LockClient (else the queue's
+// client), under the cache key scheme.
+func (c *Connection) locks() (rdb.UniqueLocks, error) {
+	if c.Cache.Store != nil {
+		return rdb.StoreLocks{Store: c.Cache.Store}, nil
+	}
+	client := c.Cache.LockClient
+	if client == nil {
+		client = c.Client
+	}
+	return rdb.NewLocks(client, c.CacheScheme().keys())
+}
+
+// describeTo puts what a worker's start line names into its config, without secrets:
+// the Redis server, the prefix, the failed-job store, and the cache store or the Redis
+// cache keys the worker watches.
+func (c *Connection) describeTo(s *worker.Config) {
+	s.Server, s.Prefix, s.FailedStore = ServerOf(c.Client), c.Prefix, storeName(c.Failed)
+	if st := c.Cache.Store; st != nil {
+		s.CacheStore = st.String()
+		return
+	}
+	cache := c.Cache.Client
+	if cache == nil {
+		cache = c.Client
+	}
+	s.CacheServer = ServerOf(cache)
+	for _, k := range c.WatchedSchemes() {
+		s.RestartKeys = append(s.RestartKeys, k.RestartKey())
+		s.PauseKeys = append(s.PauseKeys, k.PauseAllKey())
+		for _, q := range s.Queues {
+			s.PauseKeys = append(s.PauseKeys, k.PauseKey(s.Connection, q))
+		}
+	}
 }

@@ -2,59 +2,32 @@ package laraq
 
 import (
 	"errors"
-	"fmt"
 	"time"
 
+	"github.com/laraq/laraq/internal/dispatch"
 	"github.com/laraq/laraq/phpser"
 )
 
 // DispatchOption adjusts one dispatch, like the methods of Laravel's PendingDispatch.
-type DispatchOption func(*options) error
-
-type delaySpec struct {
-	prop *phpser.Value // the value PHP's delay() stores: int seconds or a Carbon
-}
-
-type options struct {
-	queue, pushOn, connection *string
-	delay, later              *delaySpec
-	chain                     []any
-	anyConnection             bool
-	horizon                   horizonHints    // Tags, Silence
-	encrypt                   bool            // ShouldBeEncrypted (see encrypted.go)
-	unique                    *uniqueDispatch // the lock Dispatch took (see unique.go)
-}
-
-func collect(opts []DispatchOption) (*options, error) {
-	o := &options{}
-	for _, opt := range opts {
-		if opt == nil {
-			continue
-		}
-		if err := opt(o); err != nil {
-			return nil, fmt.Errorf("laraq: %w", err)
-		}
-	}
-	return o, nil
-}
+type DispatchOption = dispatch.Option
 
 // OnQueue is onQueue(name): it sets the job's queue property and the job goes to
 // queues:NAME. A job without a queue property (no Queueable) still goes there.
 func OnQueue(name string) DispatchOption {
-	return func(o *options) error { o.queue = &name; return nil }
+	return func(o *dispatch.Options) error { o.Queue = &name; return nil }
 }
 
 // PushOn sends the job to queues:NAME without touching its queue property, as
 // Queue::pushOn does. It wins over OnQueue and the property for the choice of queue.
 func PushOn(name string) DispatchOption {
-	return func(o *options) error { o.pushOn = &name; return nil }
+	return func(o *dispatch.Options) error { o.PushOn = &name; return nil }
 }
 
 // OnConnection is onConnection(name): it sets the job's connection property. It must
 // name the dispatcher's own connection (Connection.Name); Laravel would push a job for
 // another connection elsewhere.
 func OnConnection(name string) DispatchOption {
-	return func(o *options) error { o.connection = &name; return nil }
+	return func(o *dispatch.Options) error { o.Connection = &name; return nil }
 }
 
 // Delay is delay(seconds): it sets the job's delay property to d in whole seconds
@@ -62,12 +35,12 @@ func OnConnection(name string) DispatchOption {
 // score now + seconds. Laravel stores int seconds; a delay of 0 still goes through
 // :delayed, as PHP's isset($job->delay) sends it to later().
 func Delay(d time.Duration) DispatchOption {
-	return func(o *options) error {
+	return func(o *dispatch.Options) error {
 		if d < 0 {
 			return errors.New("negative delay")
 		}
 		secs := int64((d + time.Second - 1) / time.Second)
-		o.delay = &delaySpec{prop: phpser.Int(secs)}
+		o.Delay = phpser.Int(secs)
 		return nil
 	}
 }
@@ -75,8 +48,8 @@ func Delay(d time.Duration) DispatchOption {
 // At is delay(a date): the job's delay property becomes t as an
 // Illuminate\Support\Carbon, and the job becomes ready at t (score t's Unix second).
 func At(t time.Time) DispatchOption {
-	return func(o *options) error {
-		o.delay = &delaySpec{prop: phpser.NewTime(t, phpser.CarbonClass)}
+	return func(o *dispatch.Options) error {
+		o.Delay = phpser.NewTime(t, phpser.CarbonClass)
 		return nil
 	}
 }
@@ -85,11 +58,11 @@ func At(t time.Time) DispatchOption {
 // touching its delay property, as Queue::later does. It wins over Delay, At and the
 // property for the choice of the ready time.
 func Later(d time.Duration) DispatchOption {
-	return func(o *options) error {
+	return func(o *dispatch.Options) error {
 		if d < 0 {
 			return errors.New("negative delay")
 		}
-		o.later = &delaySpec{prop: phpser.Int(int64((d + time.Second - 1) / time.Second))}
+		o.Later = phpser.Int(int64((d + time.Second - 1) / time.Second))
 		return nil
 	}
 }
@@ -99,11 +72,11 @@ func Later(d time.Duration) DispatchOption {
 // dispatches the next one when the job succeeds, so each must be a class PHP knows;
 // a laraq worker does the same. The job must have a chained property (Queueable).
 func Chain(next ...any) DispatchOption {
-	return func(o *options) error {
+	return func(o *dispatch.Options) error {
 		if len(next) == 0 {
 			return errors.New("empty chain")
 		}
-		o.chain = next
+		o.Chain = next
 		return nil
 	}
 }
@@ -115,5 +88,29 @@ func Chain(next ...any) DispatchOption {
 // with a longer retry_after) reads the very keys this dispatcher writes. A laraq worker
 // continuing a chain uses it, since it knows a single connection.
 func AnyConnection() DispatchOption {
-	return func(o *options) error { o.anyConnection = true; return nil }
+	return func(o *dispatch.Options) error { o.AnyConnection = true; return nil }
 }
+
+// Encrypted is a DispatchOption that encrypts the job's command as if its class
+// implemented ShouldBeEncrypted, for jobs given as a *phpser.Value (laraq dispatch
+// --encrypt). A job with a public shouldBeEncrypted property set to true is encrypted
+// without it, as Laravel's jobShouldBeEncrypted() says.
+func Encrypted() DispatchOption {
+	return func(o *dispatch.Options) error { o.Encrypt = true; return nil }
+}
+
+// Tags gives the dispatched job Horizon tags, as its PHP class's tags() method would
+// (see Tagger); they win over the job's Tags method. Without Horizon it does nothing.
+func Tags(tags ...string) DispatchOption {
+	return func(o *dispatch.Options) error { o.Tags = tags; return nil }
+}
+
+// Silence marks the dispatched job as silenced for Horizon, as the Silenced contract
+// on its PHP class would. Without Horizon it does nothing.
+func Silence() DispatchOption {
+	return func(o *dispatch.Options) error { o.Silence = true; return nil }
+}
+
+// ErrUniqueLocked is Dispatch's error for a UniqueJob whose lock is held by an earlier
+// dispatch: as with PendingDispatch (UniqueJobSkipped), nothing was queued.
+var ErrUniqueLocked = dispatch.ErrUniqueLocked

@@ -490,6 +490,13 @@ func TestHorizonMasterName(t *testing.T) {
 	if !re.MatchString(a) || !re.MatchString(b) {
 		t.Errorf("names %q, %q", a, b)
 	}
+	seen := map[string]bool{}
+	for range 20 {
+		seen[laraq.HorizonMasterName("x")] = true
+	}
+	if len(seen) < 15 {
+		t.Errorf("20 names, %d distinct: the token is not random", len(seen))
+	}
 }
 
 // TestHorizonReservedWhileRunning: a running job shows reserved on the dashboard while it

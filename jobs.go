@@ -2,51 +2,74 @@ package laraq
 
 import (
 	"context"
-	"fmt"
-	"reflect"
-	"runtime"
-	"sort"
-	"strings"
-	"sync"
 
-	"github.com/laraq/laraq/failed"
-	"github.com/laraq/laraq/phpser"
+	"github.com/laraq/laraq/internal/job"
+	"github.com/laraq/laraq/payload"
 )
 
-// handlerFunc runs one attempt of a job; the error it returns decides the outcome (see
-// the package documentation: nil deletes, Release/Fail/Delete decide, others retry).
-type handlerFunc func(ctx context.Context, job *JobInfo) error
-
-// maxAliasHops bounds how many renames a lookup follows (old → newer → newest).
-const maxAliasHops = 8
-
-// FallbackClass is the class a fallback handler is reported under.
-const FallbackClass = "*"
+// Command is a Go type that stands for a PHP job class: its PHPClass method names the
+// class (`App\Jobs\SendInvoice`) and its fields carry the class's properties with php
+// tags (see package phpser). The same type is dispatched (Dispatcher.Dispatch) and
+// handled (Handle). PHPClass is called on the zero value, so it must return a constant.
+type Command = job.Command
 
 // Jobs routes jobs to Go handlers by their PHP class, exact match only: data.commandName
 // for object jobs, the whole job string ("App\Jobs\Report@build") for string jobs (see
 // ClassOf). It is safe for concurrent use; register handlers at program start, before a
-// worker runs.
+// worker runs. Registering a class twice, an empty class or a nil function is a
+// programming error and panics, as http.ServeMux does.
 //
-// Registering a class twice, an empty class or a nil function is a programming error and
-// panics, as http.ServeMux does.
-type Jobs struct {
-	mu       sync.RWMutex
-	handlers map[string]handlerFunc
-	aliases  map[string]string
-	fallback handlerFunc
-	// types are the Go types standing for PHP classes (Handle, HandleClass, Declare):
-	// their tags give the class defaults a 9.4+ payload leaves out.
-	types map[string]reflect.Type
-	// unknownNext are the classes a chain continued into without a Go type, logged once.
-	unknownNext sync.Map
-	traits      map[string]*commandTraits // what each class's Go type says (job_ext.go)
-}
+// Its methods: HandleFunc (a handler of the raw JobInfo), Alias (a renamed PHP class),
+// Fallback (every job without a handler of its own, as `laraq work --forward` does),
+// Handles, Classes, Len, and Run (a handler run as a worker runs it; package laraqtest
+// uses it).
+type Jobs = job.Jobs
+
+// Job is one reserved job as its handler sees it: the command decoded into T, and the
+// job's metadata (JobInfo: what Laravel's RedisJob offers a PHP job through $this->job).
+type Job[T any] = job.Job[T]
+
+// JobInfo is a reserved job's metadata and exact bytes, what Laravel's RedisJob offers:
+// ID, UUID, Attempt (1-based, already counted by the pop), Queue, Connection, Name
+// (displayName), Class (the routing class, see ClassOf), Payload (the parsed envelope),
+// Raw (the payload as popped: what a failed_jobs row stores), Reserved (the
+// cjson-re-encoded copy in :reserved) and BatchID. One JobInfo exists per attempt; it is
+// used by one goroutine at a time.
+//
+// Its methods read the command: Value (the decoded data.command, decrypted when
+// encrypted), Bind (into a Go value), Unserialized (with the class defaults PHP's
+// unserialize() fills in), Context (Laravel's Context), Batch ($this->batch()),
+// Decrypter and IsObjectJob.
+type JobInfo = job.JobInfo
+
+// DecodeError is a job whose payload or command does not decode into what its handler
+// wants. The worker fails such a job at once, keeping it in the failed-job store. Its
+// message says what could not be decoded, where, and why, e.g.
+// `decode data.command of App\Jobs\X: phpser: expected ';' at offset 57`.
+type DecodeError = job.DecodeError
+
+// DecryptError is an encrypted command (ShouldBeEncrypted) the worker could not
+// decrypt: the connection has no Encrypter (PHP's RuntimeException "Unable to extract
+// job payload."), or the key does not open it (Laravel's DecryptException, such as "The
+// MAC is invalid."). As in a PHP worker it is an ordinary exception of the attempt, so
+// Laravel's rules retry the job until its tries are spent and then fail it. Its message
+// never holds key material; Detail says why, for logs.
+type DecryptError = job.DecryptError
+
+// LogContext is the Laravel Context a job was dispatched with (Context::add and
+// Context::addHidden, 11.x+), each value unserialized from its serialize() text; see
+// JobInfo.Context. A laraq worker carries a job's Context into the next job of its chain,
+// as PHP's does.
+type LogContext = job.LogContext
+
+// LogContextKey is the payload key Laravel's Context travels under.
+const LogContextKey = job.LogContextKey
+
+// FallbackClass is the class a fallback handler is reported under.
+const FallbackClass = job.FallbackClass
 
 // NewJobs returns an empty set of handlers.
-func NewJobs() *Jobs {
-	return &Jobs{handlers: map[string]handlerFunc{}, aliases: map[string]string{}, types: map[string]reflect.Type{}}
-}
+func NewJobs() *Jobs { return job.NewJobs() }
 
 // Handle registers fn for the jobs of T's PHP class (T's PHPClass). Before each attempt
 // the command is decoded into a fresh T (see JobInfo.Bind), each property the payload
@@ -59,8 +82,15 @@ func NewJobs() *Jobs {
 //		return billing.Send(ctx, job.Command.InvoiceID)
 //	})
 func Handle[T Command](jobs *Jobs, fn func(ctx context.Context, job *Job[T]) error) {
-	var zero T
-	HandleClass(jobs, zero.PHPClass(), fn)
+	job.Handle(jobs, fn)
+}
+
+// HandleClass registers fn for the jobs of class, a PHP class name or a string job's
+// "Class@method", with the command (or a string job's JSON data) decoded into T: for
+// types without a PHPClass method, for string jobs, or T = *phpser.Value for the command
+// as PHP values. A T with a PHPClass method is declared as class's Go type (see Declare).
+func HandleClass[T any](jobs *Jobs, class string, fn func(ctx context.Context, job *Job[T]) error) {
+	job.HandleClass(jobs, class, fn)
 }
 
 // Declare tells jobs that T stands for the PHP class T.PHPClass() without handling its
@@ -71,261 +101,10 @@ func Handle[T Command](jobs *Jobs, fn func(ctx context.Context, job *Job[T]) err
 // RetryUntilMethod and AttributedJob methods, as PHP's dispatch would; and
 // JobInfo.Unserialized fills in T's defaults. Handle and HandleClass declare their type
 // themselves. Declaring a class twice with different types panics.
-func Declare[T Command](jobs *Jobs) {
-	var zero T
-	jobs.declare(zero.PHPClass(), reflect.TypeFor[T](), true)
-}
+func Declare[T Command](jobs *Jobs) { job.Declare[T](jobs) }
 
-// declare records t as the Go type of class: a struct (or pointer to one), with a
-// PHPClass method for Declare (strict). Other types (string jobs' data, *phpser.Value)
-// are not recorded.
-func (j *Jobs) declare(class string, t reflect.Type, strict bool) {
-	st := t
-	for st.Kind() == reflect.Pointer {
-		st = st.Elem()
-	}
-	hasClass := st.Implements(commandType) || reflect.PointerTo(st).Implements(commandType)
-	if class == "" || strings.Contains(class, "@") || st.Kind() != reflect.Struct || st == valueType || strict && !hasClass {
-		if strict {
-			panic("laraq: Declare needs a struct type with a PHPClass method, not " + t.String())
-		}
-		return
-	}
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if old, ok := j.types[class]; ok && old != st {
-		if strict {
-			panic(fmt.Sprintf("laraq: %s is already declared as %v", class, old))
-		}
-		return
-	}
-	j.types[class] = st
-}
-
-var (
-	commandType = reflect.TypeFor[Command]()
-	valueType   = reflect.TypeFor[phpser.Value]()
-)
-
-// typeOf returns the Go type declared for class, following aliases, or nil.
-func (j *Jobs) typeOf(class string) reflect.Type {
-	if j == nil {
-		return nil
-	}
-	j.mu.RLock()
-	defer j.mu.RUnlock()
-	for n := 0; n <= maxAliasHops; n++ {
-		if t, ok := j.types[class]; ok {
-			return t
-		}
-		next, ok := j.aliases[class]
-		if !ok {
-			break
-		}
-		class = next
-	}
-	return nil
-}
-
-// HandleClass registers fn for the jobs of class, a PHP class name or a string job's
-// "Class@method", with the command (or a string job's JSON data) decoded into T: for
-// types without a PHPClass method, for string jobs, or T = *phpser.Value for the command
-// as PHP values. A T with a PHPClass method is declared as class's Go type (see Declare).
-func HandleClass[T any](jobs *Jobs, class string, fn func(ctx context.Context, job *Job[T]) error) {
-	if fn == nil {
-		panic("laraq: HandleClass(" + class + ") with a nil function")
-	}
-	at := funcFrame(fn)
-	jobs.declare(class, reflect.TypeFor[T](), false)
-	defer jobs.noteTraits(class, traitsOf[T]())
-	jobs.add(class, func(ctx context.Context, info *JobInfo) error {
-		info.jobs = jobs
-		job := &Job[T]{JobInfo: info}
-		if err := bindCommand(info, &job.Command); err != nil {
-			return err
-		}
-		if err := fn(ctx, job); err != nil {
-			return &handlerError{err: err, at: at}
-		}
-		return nil
-	})
-}
-
-// handlerError is an error a handler returned, with the handler's location: Go errors
-// carry none, and the failed_jobs row should point at the handler, not at laraq.
-type handlerError struct {
-	err error
-	at  failed.Frame
-}
-
-func (e *handlerError) Error() string { return e.err.Error() }
-func (e *handlerError) Unwrap() error { return e.err }
-
-// funcFrame is where fn is defined: its file, first line and name.
-func funcFrame(fn any) failed.Frame {
-	f := runtime.FuncForPC(reflect.ValueOf(fn).Pointer())
-	if f == nil {
-		return failed.Frame{}
-	}
-	file, line := f.FileLine(f.Entry())
-	return failed.Frame{File: file, Line: line, Function: f.Name()}
-}
-
-// bindCommand decodes the command into dst; a *phpser.Value destination takes the decoded
-// value itself.
-func bindCommand[T any](info *JobInfo, dst *T) error {
-	if v, ok := any(dst).(**phpser.Value); ok && info.IsObjectJob() {
-		var err error
-		*v, err = info.Value()
-		return err
-	}
-	return info.Bind(dst)
-}
-
-func (j *Jobs) add(class string, h handlerFunc) {
-	if class == "" {
-		panic("laraq: a handler for an empty class name (does PHPClass return a constant?)")
-	}
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if _, dup := j.handlers[class]; dup {
-		panic("laraq: a handler for " + class + " is already registered")
-	}
-	if _, dup := j.aliases[class]; dup {
-		panic("laraq: " + class + " is already an alias")
-	}
-	j.handlers[class] = h
-}
-
-// HandleFunc registers fn for the jobs of class as they are, without decoding their
-// command: read it with job.Value or job.Bind, or forward job.Raw.
-func (j *Jobs) HandleFunc(class string, fn func(ctx context.Context, job *JobInfo) error) {
-	if fn == nil {
-		panic("laraq: HandleFunc(" + class + ") with a nil function")
-	}
-	at := funcFrame(fn)
-	j.add(class, func(ctx context.Context, info *JobInfo) error {
-		info.jobs = j
-		if err := fn(ctx, info); err != nil {
-			return &handlerError{err: err, at: at}
-		}
-		return nil
-	})
-}
-
-// Alias routes jobs of oldClass to the handler of newClass, for PHP classes renamed
-// while jobs with the old name are still queued. Aliases may chain (a → b → c); the
-// target needs no handler yet.
-func (j *Jobs) Alias(oldClass, newClass string) {
-	if oldClass == "" || newClass == "" {
-		panic("laraq: Alias with an empty class name")
-	}
-	if oldClass == newClass {
-		panic("laraq: Alias of " + oldClass + " to itself")
-	}
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if _, dup := j.handlers[oldClass]; dup {
-		panic("laraq: " + oldClass + " already has a handler; it cannot be an alias")
-	}
-	if _, dup := j.aliases[oldClass]; dup {
-		panic("laraq: " + oldClass + " is already an alias")
-	}
-	for c, n := newClass, 0; n <= maxAliasHops; n++ {
-		next, ok := j.aliases[c]
-		if !ok {
-			break
-		}
-		if next == oldClass {
-			panic(fmt.Sprintf("laraq: Alias(%s, %s) would make a cycle", oldClass, newClass))
-		}
-		c = next
-	}
-	j.aliases[oldClass] = newClass
-}
-
-// Fallback handles every job whose class has no handler of its own, the way
-// `laraq work --forward` sends every job to an HTTP service; without one, such jobs follow
-// the worker's Unhandled policy. Exact registrations always win.
-func (j *Jobs) Fallback(fn func(ctx context.Context, job *JobInfo) error) {
-	if fn == nil {
-		panic("laraq: Fallback with a nil function")
-	}
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if j.fallback != nil {
-		panic("laraq: a fallback handler is already set")
-	}
-	j.fallback = func(ctx context.Context, info *JobInfo) error {
-		info.jobs = j
-		return fn(ctx, info)
-	}
-}
-
-// lookup returns the handler of class, following aliases, and the class it was
-// registered under (FallbackClass for the fallback).
-func (j *Jobs) lookup(class string) (h handlerFunc, registeredAs string, ok bool) {
-	if j == nil {
-		return nil, "", false
-	}
-	j.mu.RLock()
-	defer j.mu.RUnlock()
-	for n := 0; n <= maxAliasHops; n++ {
-		if h, ok := j.handlers[class]; ok {
-			return h, class, true
-		}
-		next, ok := j.aliases[class]
-		if !ok {
-			break
-		}
-		class = next
-	}
-	if j.fallback != nil {
-		return j.fallback, FallbackClass, true
-	}
-	return nil, "", false
-}
-
-// Handles reports whether a job of class would reach a handler (its own, through
-// aliases, or the fallback), and the class it was registered under.
-func (j *Jobs) Handles(class string) (registeredAs string, ok bool) {
-	_, registeredAs, ok = j.lookup(class)
-	return registeredAs, ok
-}
-
-// Classes returns the registered class names (not aliases), sorted.
-func (j *Jobs) Classes() []string {
-	if j == nil {
-		return nil
-	}
-	j.mu.RLock()
-	defer j.mu.RUnlock()
-	out := make([]string, 0, len(j.handlers))
-	for c := range j.handlers {
-		out = append(out, c)
-	}
-	sort.Strings(out)
-	return out
-}
-
-// Len returns the number of registered handlers.
-func (j *Jobs) Len() int {
-	if j == nil {
-		return 0
-	}
-	j.mu.RLock()
-	defer j.mu.RUnlock()
-	return len(j.handlers)
-}
-
-// Run runs the handler of job's class as a worker does (following aliases, the fallback
-// last; a panic becomes a *PanicError) and returns the class it was registered under and
-// what the handler returned. Without a handler it returns an *UnhandledError. Package
-// laraqtest runs handlers through it.
-func (j *Jobs) Run(ctx context.Context, job *JobInfo) (registeredAs string, err error) {
-	h, as, ok := j.lookup(job.Class)
-	if !ok {
-		return "", &UnhandledError{Class: job.Class}
-	}
-	return as, call(ctx, h, job)
-}
+// ClassOf returns the name a job is routed by: data.commandName for an object job
+// (dispatch(new X)), else the job string as given ("App\Jobs\Report@build"; PHP's worker
+// calls method "fire" when there is no "@"). An object job whose commandName is missing
+// falls back to the class in the serialized command's `O:n:"Class"` head.
+func ClassOf(env *payload.Envelope) string { return job.ClassOf(env) }

@@ -8,6 +8,10 @@ import (
 	"time"
 
 	"github.com/laraq/laraq/failed"
+	"github.com/laraq/laraq/internal/horizon"
+	"github.com/laraq/laraq/internal/job"
+	"github.com/laraq/laraq/internal/rdb"
+	"github.com/laraq/laraq/internal/worker"
 )
 
 // Defaults of WorkerConfig. Each matches `php artisan queue:work` unless said otherwise.
@@ -21,7 +25,31 @@ const (
 	DefaultShutdownGrace   = 10 * time.Second // supervisor's default stopwaitsecs
 	DefaultSignalInterval  = time.Second      // how often restart and pause keys are read
 	DefaultUnhandledDelay  = 5 * time.Second
+	// DefaultMemoryLimit is queue:work's --memory=128 (megabytes), in bytes: QueueWork's
+	// MemoryLimit. The zero WorkerConfig has no limit.
+	DefaultMemoryLimit = 128 << 20
 )
+
+// QueueWork returns the options `php artisan queue:work` runs with when it is given
+// none, which `laraq work` starts from before it applies its flags: the defaults above
+// and queue:work's memory limit (DefaultMemoryLimit: Run returns ErrMemoryLimit past it
+// and ExitStatus makes that 12). A library worker built from it behaves as `laraq work`
+// with no flags on the same Connection.
+func QueueWork() WorkerConfig { return WorkerConfig{MemoryLimit: DefaultMemoryLimit} }
+
+// PoolSizes are the least connection pools a worker with these options needs: on the
+// queue's client, one connection per running job (its acknowledgements) plus the loop's
+// pops and blocking reads, the signal reads and a metrics scrape; on the cache's client,
+// one per running job (maxExceptions counters) plus the signal reads. package laravel
+// sizes the clients it opens with them (laravel.ConnectOptions.Worker); NewWorker warns
+// when the queue's pool is smaller than Concurrency + 2.
+func (c WorkerConfig) PoolSizes() (queue, cache int) {
+	n := c.Concurrency
+	if n <= 0 {
+		n = DefaultConcurrency
+	}
+	return n + 4, n + 2
+}
 
 // UnlimitedTries is WorkerConfig.Tries for queue:work's --tries=0: a job without a
 // maxTries of its own is tried until it succeeds.
@@ -159,68 +187,61 @@ type WorkerConfig struct {
 	// it (possibly several at once): keep it fast and safe for concurrent use. Package
 	// metrics turns events into Prometheus metrics. Default nil.
 	OnEvent func(Event)
+
+	// Middleware runs around the handler of every job this worker runs, in order, as
+	// a Laravel job's middleware() does around handle(). Default none.
+	Middleware []Middleware
 }
 
-// settings is a Connection and a WorkerConfig with defaults applied and times in the
-// units the wire uses.
-type settings struct {
-	WorkerConfig
-	connection     string         // the queue connection's name
-	defaultQueue   string         // the connection's queue: a chain's next job without one goes there
-	release        Release        // never zero: the connection's, or LatestRelease guessed
-	retryAfter     int64          // seconds
-	blockFor       *time.Duration // nil: never block
-	migrationLimit int
-	tries          int    // 0: unlimited
-	backoffSpec    string // "0" or "1,5,10", as PHP's --backoff
-	unhandledDelay time.Duration
-	cacheDisabled  bool
-	failed         failed.Store // never nil
-	nullStore      bool         // no failed store was configured
-}
-
-func newSettings(conn *Connection, c WorkerConfig) (settings, error) {
-	s := settings{WorkerConfig: c}
+// settings are a Connection and a WorkerConfig with the defaults applied and the times in
+// the units the wire uses: the worker engine's Config.
+func settings(conn *Connection, c WorkerConfig) (*worker.Config, error) {
+	s := &worker.Config{Queues: c.Queues, Concurrency: c.Concurrency, Sleep: c.Sleep, MigrateInterval: c.MigrateInterval,
+		Timeout: c.Timeout, TimeoutReleases: c.TimeoutReleases, ReservationHeartbeat: c.ReservationHeartbeat,
+		MaxJobs: c.MaxJobs, MaxTime: c.MaxTime, StopWhenEmpty: c.StopWhenEmpty, Rest: c.Rest, MemoryLimit: c.MemoryLimit,
+		SignalInterval: c.SignalInterval, ShutdownGrace: c.ShutdownGrace, Logger: c.Logger, Now: c.Now, OnEvent: c.OnEvent,
+		Backoff: c.Backoff, Middleware: c.Middleware}
 	if len(s.Queues) == 0 {
 		s.Queues = []string{conn.queue()}
 	}
 	seen := map[string]bool{}
 	for _, q := range s.Queues {
 		if q == "" || strings.Contains(q, ",") {
-			return s, fmt.Errorf("laraq: bad queue name %q", q)
+			return nil, fmt.Errorf("laraq: bad queue name %q", q)
 		}
 		if seen[q] {
-			return s, fmt.Errorf("laraq: queue %q listed twice", q)
+			return nil, fmt.Errorf("laraq: queue %q listed twice", q)
 		}
 		seen[q] = true
 	}
 	s.Queues = append([]string(nil), s.Queues...)
-	s.connection = conn.name()
-	s.defaultQueue = conn.queue()
-	s.release = conn.Release.orLatest()
+	s.Connection = conn.name()
+	s.DefaultQueue = conn.queue()
+	s.Release, s.JobRelease = job.OrLatest(conn.Release), conn.Release
 	if conn.RetryAfter < 0 {
-		return s, fmt.Errorf("laraq: RetryAfter %s < 0", conn.RetryAfter)
+		return nil, fmt.Errorf("laraq: RetryAfter %s < 0", conn.RetryAfter)
 	}
-	s.retryAfter = ceilSeconds(conn.retryAfter())
+	s.RetryAfter = rdb.Seconds(conn.retryAfter())
 	if conn.BlockFor != nil && *conn.BlockFor < 0 {
-		return s, fmt.Errorf("laraq: BlockFor %s < 0", *conn.BlockFor)
+		return nil, fmt.Errorf("laraq: BlockFor %s < 0", *conn.BlockFor)
 	}
-	s.blockFor = conn.BlockFor
-	s.migrationLimit = conn.migrationLimit()
-	s.cacheDisabled = conn.Cache.Disabled
-	s.failed, s.nullStore = conn.Failed, conn.Failed == nil
-	if s.nullStore {
-		s.failed = failed.NewNull()
-		if s.Unhandled.Action == FailUnhandled {
+	s.BlockFor = conn.BlockFor
+	s.MigrationLimit = conn.migrationLimit()
+	s.CacheDisabled = conn.Cache.Disabled
+	unhandled := c.Unhandled.Action
+	s.Failed, s.NullStore = conn.Failed, conn.Failed == nil
+	if s.NullStore {
+		s.Failed = failed.NewNull()
+		if unhandled == FailUnhandled {
 			// Failing into a store that keeps nothing would delete the job.
-			s.Unhandled.Action = ReleaseUnhandled
+			unhandled = ReleaseUnhandled
 		}
 	}
 	switch {
 	case s.Concurrency == 0:
 		s.Concurrency = DefaultConcurrency
 	case s.Concurrency < 0:
-		return s, fmt.Errorf("laraq: Concurrency %d < 0", s.Concurrency)
+		return nil, fmt.Errorf("laraq: Concurrency %d < 0", s.Concurrency)
 	}
 	if s.Sleep == 0 {
 		s.Sleep = DefaultSleep
@@ -229,39 +250,40 @@ func newSettings(conn *Connection, c WorkerConfig) (settings, error) {
 		s.MigrateInterval = DefaultMigrateInterval
 	}
 	switch {
-	case s.Tries == 0:
-		s.tries = DefaultTries
-	case s.Tries == UnlimitedTries:
-		s.tries = 0
-	case s.Tries < 0:
-		return s, fmt.Errorf("laraq: Tries %d: want 1 or more, or UnlimitedTries", s.Tries)
+	case c.Tries == 0:
+		s.Tries = DefaultTries
+	case c.Tries == UnlimitedTries:
+		s.Tries = 0
+	case c.Tries < 0:
+		return nil, fmt.Errorf("laraq: Tries %d: want 1 or more, or UnlimitedTries", c.Tries)
 	default:
-		s.tries = s.Tries
+		s.Tries = c.Tries
 	}
 	if len(s.Backoff) == 0 {
-		s.backoffSpec = fmt.Sprint(DefaultBackoff)
+		s.BackoffSpec = fmt.Sprint(DefaultBackoff)
 	} else {
 		parts := make([]string, len(s.Backoff))
 		for i, b := range s.Backoff {
 			if b < 0 {
-				return s, fmt.Errorf("laraq: Backoff[%d] = %d < 0", i, b)
+				return nil, fmt.Errorf("laraq: Backoff[%d] = %d < 0", i, b)
 			}
 			parts[i] = fmt.Sprint(b)
 		}
-		s.backoffSpec = strings.Join(parts, ",")
+		s.BackoffSpec = strings.Join(parts, ",")
 	}
 	if s.Timeout == 0 {
 		s.Timeout = DefaultTimeout
 	}
 	if s.MaxJobs < 0 || s.MaxTime < 0 || s.Rest < 0 || s.MemoryLimit < 0 {
-		return s, errors.New("laraq: MaxJobs, MaxTime, Rest and MemoryLimit must not be negative")
+		return nil, errors.New("laraq: MaxJobs, MaxTime, Rest and MemoryLimit must not be negative")
 	}
-	if s.Unhandled.Action < FailUnhandled || s.Unhandled.Action > HandBackUnhandled {
-		return s, fmt.Errorf("laraq: unknown Unhandled.Action %d", s.Unhandled.Action)
+	if unhandled < FailUnhandled || unhandled > HandBackUnhandled {
+		return nil, fmt.Errorf("laraq: unknown Unhandled.Action %d", unhandled)
 	}
-	s.unhandledDelay = s.Unhandled.Delay
-	if s.unhandledDelay <= 0 {
-		s.unhandledDelay = DefaultUnhandledDelay
+	s.Unhandled = worker.Unhandled(unhandled)
+	s.UnhandledDelay = c.Unhandled.Delay
+	if s.UnhandledDelay <= 0 {
+		s.UnhandledDelay = DefaultUnhandledDelay
 	}
 	if s.SignalInterval <= 0 {
 		s.SignalInterval = DefaultSignalInterval
@@ -274,6 +296,10 @@ func newSettings(conn *Connection, c WorkerConfig) (settings, error) {
 	}
 	if s.Now == nil {
 		s.Now = time.Now
+	}
+	if h := c.HorizonSupervisor; h != nil {
+		s.HorizonSupervisor = &horizon.SupervisorOptions{Master: h.Master, Name: h.Name, Environment: h.Environment,
+			PID: h.PID, Interval: h.Interval, Trim: h.Trim}
 	}
 	return s, nil
 }

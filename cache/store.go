@@ -6,8 +6,9 @@
 //
 // The interface speaks in the store's own terms: keys without the store's prefix (the
 // store adds it, as Laravel's stores do) and values as PHP's serialize() writes them
-// ("i:1700000000;", "b:1;"). What the keys mean and how the values are read is the
-// worker's business, the same for every store.
+// ("i:1700000000;", "b:1;"). A store that keeps numbers unserialized, as Laravel's
+// RedisStore does, returns them as stored ("5"); readers accept both forms. What the keys
+// mean and how the values are read is the worker's business, the same for every store.
 package cache
 
 import "context"
@@ -24,6 +25,10 @@ type Store interface {
 	Get(ctx context.Context, key string) (value string, found bool, err error)
 	// Put stores a serialized value for seconds (Store::put; Forever for forever()).
 	Put(ctx context.Context, key, value string, seconds int64) error
+	// Add stores a serialized value for seconds only when key holds no unexpired value
+	// (Store::add, which Repository::add prefers); added says whether it did. The job
+	// middleware's RateLimiter opens its windows with it.
+	Add(ctx context.Context, key, value string, seconds int64) (added bool, err error)
 	// Forget deletes key (Store::forget).
 	Forget(ctx context.Context, key string) error
 	// Increment adds by to the integer stored at key and returns the new value

@@ -32,20 +32,32 @@ into an object being shown as {"@recursion": "FQCN"}.
 An encrypted command (ShouldBeEncrypted) is shown as stored, unless the application
 key is given: --app-key base64:..., or the APP_KEY (and APP_PREVIOUS_KEYS, app.cipher)
 of --env-file or --laravel-root. It is then decrypted and shown readably; a command
-that does not decrypt with that key is an error (Laravel's DecryptException message).`
+that does not decrypt with that key is an error (Laravel's DecryptException message).
+
+With --classes FILE (or LARAQ_CLASSES), a manifest 'laraq classes' wrote, a payload of
+a class it describes gets a "class_facts" member after the envelope: every property
+the class declares in serialize() order, with its visibility, declared type, the trait
+it comes from and its default, and whether the command holds it, PHP left it out at its
+default (Laravel 9.4+ SerializesModels) or it was never set (a typed property without
+default); properties the command holds that the class does not declare are listed.`
 
 func runDecode(ctx context.Context, app *App, args []string) int {
 	fs := app.NewFlagSet("decode", decodeUsage)
 	appKey := fs.String("app-key", "", "the application `KEY` (APP_KEY, base64:...) to decrypt an encrypted command with")
 	envFile := fs.String("env-file", "", "`PATH` of the application's .env, whose APP_KEY decrypts an encrypted command")
 	root := fs.String("laravel-root", "", "the application `DIR`: its .env's APP_KEY and config/app.php's cipher")
+	cf := addClassesFlag(fs)
 	if rc := fs.Parse(args); rc >= 0 {
 		return rc
 	}
+	classes, err := cf.load(app)
+	if err != nil {
+		return app.errorf("%v", err)
+	}
 	var opts []payload.ReadableOption
+	var enc *encryption.Encrypter
 	if *appKey != "" || *envFile != "" || *root != "" {
-		enc, err := decodeEncrypter(app, *appKey, *envFile, *root)
-		if err != nil {
+		if enc, err = decodeEncrypter(app, *appKey, *envFile, *root); err != nil {
 			return app.errorf("%v", err)
 		}
 		opts = append(opts, payload.WithDecrypter(enc))
@@ -53,10 +65,7 @@ func runDecode(ctx context.Context, app *App, args []string) int {
 	if fs.NArg() > 1 {
 		return fs.Fail("takes one FILE, got %q", fs.Args())
 	}
-	var (
-		data []byte
-		err  error
-	)
+	var data []byte
 	if fs.NArg() == 1 && fs.Arg(0) != "-" {
 		data, err = os.ReadFile(fs.Arg(0))
 	} else {
@@ -68,6 +77,23 @@ func runDecode(ctx context.Context, app *App, args []string) int {
 	out, notes, err := payload.Readable(data, opts...)
 	if err != nil {
 		return app.errorf("%v", err)
+	}
+	if classes != nil {
+		cmd, err := commandOf(data, enc)
+		if err != nil {
+			return app.errorf("%v", err)
+		}
+		facts, err := factsOf(classes, cmd)
+		if err != nil {
+			return app.errorf("%v", err)
+		}
+		if facts != nil {
+			if out, err = withClassFacts(out, facts); err != nil {
+				return app.errorf("%v", err)
+			}
+		} else if cmd != "" {
+			notes = append(notes, "the manifest (--classes) does not describe the command's class")
+		}
 	}
 	if _, err := app.Stdout.Write(out); err != nil {
 		return app.errorf("%v", err)

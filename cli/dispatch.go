@@ -57,7 +57,17 @@ onQueue() and delay(): they set those properties, unless the given properties al
 set them, and always decide where the job goes; for a queued listener, mailable or
 broadcast event --queue leaves the property null, as Laravel's pushOn() does. --encrypt encrypts the command with the
 application's APP_KEY as for a ShouldBeEncrypted class (a true public shouldBeEncrypted
-property does too).`
+property does too).
+
+With --classes FILE (or LARAQ_CLASSES), a manifest 'laraq classes' wrote, the class's
+facts decide what is written, as PHP's dispatch of the same object does: properties
+given by their plain names keep the visibility the class declares, a property the
+class does not have is an error, the others take their defaults in serialize() order
+(a typed one without default stays out), the Queueable properties are those of the
+release the manifest was read from and only where the class uses the trait, Laravel
+9.4+ SerializesModels leaves out what still holds its default, and a ShouldBeEncrypted
+class is encrypted. What PHP code computes (tries(), backoff(), displayName(), 13.x
+attributes) and a ShouldBeUnique class's lock are not taken: a warning says so.`
 
 func runDispatch(ctx context.Context, app *App, args []string) int {
 	fs := app.NewFlagSet("dispatch", dispatchUsage)
@@ -70,6 +80,7 @@ func runDispatch(ctx context.Context, app *App, args []string) int {
 	var delaySet bool
 	fs.Var(stringFlag{&delay, &delaySet}, "delay", "delay the job by `SECONDS` (sets the delay property like ->delay())")
 	noQueueable := fs.Bool("no-queueable", false, "do not add the InteractsWithQueue/Queueable properties")
+	cf := addClassesFlag(fs)
 	connection := fs.String("connection", "", "Laravel queue connection `name` the job is for (default: LARAQ_CONNECTION, else \""+laraq.DefaultConnectionName+"\")")
 	positional, rc := parseInterleaved(fs, args)
 	if rc >= 0 {
@@ -83,6 +94,10 @@ func runDispatch(ctx context.Context, app *App, args []string) int {
 		class = positional[0]
 	}
 	cfg, err := af.load(app)
+	if err != nil {
+		return app.errorf("%v", err)
+	}
+	classes, err := cf.load(app)
 	if err != nil {
 		return app.errorf("%v", err)
 	}
@@ -130,15 +145,35 @@ func runDispatch(ctx context.Context, app *App, args []string) int {
 			return app.errorf("%v", err)
 		}
 	}
-	if !*noQueueable {
+	var job *classJob
+	if classes != nil {
+		var queue *string
+		if af.conn.queueSet {
+			queues, err := af.queues()
+			if err != nil {
+				return app.errorf("%v", err)
+			}
+			queue = &queues[0]
+		}
+		var delay *time.Duration
+		if delaySet {
+			delay = new(time.Duration(delaySecs) * time.Second)
+		}
+		if job, err = newClassJob(classes, cmd, cfg.Release, queue, delay, *encrypt); err != nil {
+			return app.errorf("%v", err)
+		}
+		for _, c := range job.caveats(cfg.Release, classes.Laravel) {
+			fmt.Fprintf(app.Stderr, "%s: warning: %s\n", app.Name, c)
+		}
+	} else if !*noQueueable {
 		cmd = withTraits(cmd, cfg.Release)
 	}
 
 	var opts []laraq.DispatchOption
-	if *encrypt {
+	if *encrypt && job == nil {
 		opts = append(opts, laraq.Encrypted())
 	}
-	if af.conn.queueSet {
+	if af.conn.queueSet && job == nil {
 		queues, err := af.queues()
 		if err != nil {
 			return app.errorf("%v", err)
@@ -149,7 +184,7 @@ func runDispatch(ctx context.Context, app *App, args []string) int {
 			opts = append(opts, laraq.OnQueue(queues[0]))
 		}
 	}
-	if delaySet {
+	if delaySet && job == nil {
 		d := time.Duration(delaySecs) * time.Second
 		if isSet(cmd, "delay") {
 			opts = append(opts, laraq.Later(d))
@@ -169,7 +204,12 @@ func runDispatch(ctx context.Context, app *App, args []string) int {
 	if err != nil {
 		return app.errorf("%v", err)
 	}
-	id, err := p.Dispatch(ctx, cmd, opts...)
+	var id string
+	if job != nil {
+		id, err = job.dispatch(ctx, p, conn, opts)
+	} else {
+		id, err = p.Dispatch(ctx, cmd, opts...)
+	}
 	if err != nil {
 		return app.errorf("%v", err)
 	}

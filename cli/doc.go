@@ -2,14 +2,14 @@
 // the same commands with its Go handlers registered:
 //
 //	func main() {
-//		reg := handlers.NewRegistry()
-//		handlers.Register(reg, `App\Jobs\SendWelcomeEmail`, sendWelcome)
-//		os.Exit(cli.Run(reg))
+//		jobs := laraq.NewJobs()
+//		laraq.Handle(jobs, sendWelcome) // func(ctx, *laraq.Job[SendWelcomeEmail]) error
+//		os.Exit(cli.Run(jobs))
 //	}
 //
 // Every command that touches Redis takes the same flags: --redis, --prefix and --queue,
 // plus --laravel-root DIR or --env-file PATH to read a Laravel application's settings
-// (package config), so that laraq uses the application's Redis connection, key prefixes,
+// (package laravel), so that laraq uses the application's Redis connection, key prefixes,
 // cache keys, failed-job table and timezone. A flag wins over the LARAQ_* variable of the
 // same setting, which wins over the application's own.
 //
@@ -24,7 +24,14 @@
 // language. `demo` runs recorded Laravel jobs through example handlers on an in-memory
 // Redis.
 //
+// The command line is a thin shell over the library: `work` starts from laraq.QueueWork
+// (queue:work's options), maps its flags onto it, sizes the Redis pools with
+// laravel.ConnectOptions.Worker and exits with laraq.ExitStatus, so a library worker
+// built the same way behaves the same.
+//
 // Signals are handled here and only here: SIGTERM and SIGINT stop a worker gracefully
-// (a second one ends the process at once), SIGUSR2 pauses it and SIGCONT resumes it, as
-// `php artisan queue:work` does.
+// (a second one ends the process at once), SIGUSR2 pauses it (Worker.Pause) and SIGCONT
+// resumes it (Worker.Resume), as `php artisan queue:work` does. So is the one
+// process-wide setting: go-redis has a single logger per process, which the library never
+// touches; the CLI routes it into its own log with redis.SetLogger(laraq.RedisLog{...}).
 package cli

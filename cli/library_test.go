@@ -26,11 +26,13 @@ type libJob struct {
 
 func (libJob) PHPClass() string { return `App\Jobs\LibJob` }
 
-// TestLibraryWorkerIsLaraqWork builds the README's worker (laravel.Connect, NewWorker) and
-// runs `laraq work` on the same application — a Laravel 12.40 .env whose release laraq can
-// only guess — and requires the same behaviour: the same Redis server, connection,
-// queues, prefix, release and failed-job store in the start line, the same restart and
-// pause keys watched, and the same failure texts in the same failed_jobs table.
+// TestLibraryWorkerIsLaraqWork builds a library worker from the queue:work preset
+// (laraq.QueueWork, pools sized by laravel.ConnectOptions.Worker) and runs `laraq work`
+// with no worker flags on the same application — a Laravel 12.40 .env whose release laraq
+// can only guess — and requires the same behaviour: the same Redis server, connection,
+// queues, prefix, release, failed-job store, concurrency, memory limit and Redis pool in
+// the start line, the same restart and pause keys watched, and the same failure texts in
+// the same failed_jobs table.
 func TestLibraryWorkerIsLaraqWork(t *testing.T) {
 	srv := testenv.RedisServer(t)
 	app := "Lib" + testenv.RandomName(3)
@@ -74,15 +76,17 @@ func TestLibraryWorkerIsLaraqWork(t *testing.T) {
 	jobs := laraq.NewJobs()
 	laraq.Handle(jobs, func(ctx context.Context, job *laraq.Job[libJob]) error { return nil })
 
-	// The library, as the README writes it (with a debug JSON log to compare).
+	// The library from the queue:work preset (with a debug JSON log to compare).
 	var libLog syncBuf
-	conn, err := laravel.Connect(ctx, laravel.App{EnvFile: env, LookupEnv: noEnv})
+	wc := laraq.QueueWork()
+	wc.StopWhenEmpty = true
+	wc.Logger = slog.New(slog.NewJSONHandler(&libLog, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	conn, err := cfg.Connect(ctx, laravel.ConnectOptions{Worker: &wc, Logger: wc.Logger})
 	if err != nil {
 		t.Fatal(err)
 	}
 	push(conn, 1)
-	w, err := laraq.NewWorker(conn, jobs, laraq.WorkerConfig{StopWhenEmpty: true,
-		Logger: slog.New(slog.NewJSONHandler(&libLog, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	w, err := laraq.NewWorker(conn, jobs, wc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,11 +106,15 @@ func TestLibraryWorkerIsLaraqWork(t *testing.T) {
 
 	for _, msg := range []string{"worker started", "watching the restart and pause keys"} {
 		lib, cli := logRecord(t, libLog.String(), msg), logRecord(t, cliLog.String(), msg)
-		for _, k := range []string{"redis", "connection", "queues", "prefix", "laravel", "failed_store", "cache", "restart_keys", "pause_keys"} {
+		for _, k := range []string{"redis", "connection", "queues", "prefix", "laravel", "failed_store", "concurrency",
+			"memory_limit_mb", "redis_pool", "cache", "restart_keys", "pause_keys"} {
 			if fmt.Sprint(lib[k]) != fmt.Sprint(cli[k]) {
 				t.Errorf("%q %s: library %v, laraq work %v", msg, k, lib[k], cli[k])
 			}
 		}
+	}
+	if started := logRecord(t, libLog.String(), "worker started"); fmt.Sprint(started["memory_limit_mb"]) != "128" {
+		t.Errorf("the queue:work preset's memory limit is %v MB, want queue:work's 128", started["memory_limit_mb"])
 	}
 	if keys := fmt.Sprint(logRecord(t, libLog.String(), "watching the restart and pause keys")["restart_keys"]); strings.Count(keys, "illuminate:queue:restart") < 4 {
 		t.Errorf("a guessed release must watch every scheme's restart key, got %s", keys)

@@ -69,6 +69,12 @@ LARAQ_LARAVEL_VERSION or the framework under --laravel-root) but guessed from th
 keys or defaulted, these signals are read under every version's cache key scheme, so
 that a wrong guess does not hide them (--log-level debug lists the keys).
 
+--classes FILE (or LARAQ_CLASSES), a manifest 'laraq classes' wrote, makes the worker
+compare each Go type this binary registered with its PHP class before it takes a job,
+and refuse to start, naming every class, property and fix, on a property no field takes,
+a field no property has (case included), a visibility or default that differs, or a
+ShouldBeUnique or ShouldBeEncrypted class whose type does not say so.
+
 --forward URL: each job is POSTed as JSON with the headers Content-Type:
 application/json, X-Laraq-Job-Id, X-Laraq-Job-Uuid, X-Laraq-Attempt, X-Laraq-Queue and
 X-Laraq-Connection; the body is
@@ -81,9 +87,6 @@ A 2xx answer means done. Any other answer fails the attempt (its status and the 
 line of its body become the error, retried by Laravel's rules), unless it carries a
 Retry-After header in seconds: then the job is released for that long. No answer within
 the job's timeout is a timeout.`
-
-// exitMemoryLimit is queue:work's status when it stops for --memory.
-const exitMemoryLimit = 12
 
 // workFlags are the flags of `work` beyond the application flags.
 type workFlags struct {
@@ -118,6 +121,7 @@ func runWork(ctx context.Context, app *App, args []string) int {
 	fs := app.NewFlagSet("work", workUsage)
 	af := addAppFlags(fs.FlagSet, true, true)
 	hf := addHorizonFlags(fs.FlagSet, true)
+	cf := addClassesFlag(fs)
 	var w workFlags
 	fs.IntVar(&w.tries, "tries", laraq.DefaultTries, "number of times to attempt a job before failing it (0: unlimited)")
 	fs.StringVar(&w.backoff, "backoff", "0", "seconds to wait before retrying a job that failed, per attempt: `LIST` such as 1,5,10")
@@ -129,7 +133,7 @@ func runWork(ctx context.Context, app *App, args []string) int {
 	fs.BoolVar(&w.stopWhenEmpty, "stop-when-empty", false, "stop when the queues are empty")
 	fs.BoolVar(&w.once, "once", false, "process the next job only")
 	fs.Float64Var(&w.rest, "rest", 0, "`seconds` to rest between jobs")
-	fs.IntVar(&w.memory, "memory", 128, "stop (exit status 12) when the process uses more than this many `megabytes` (0: no limit)")
+	fs.IntVar(&w.memory, "memory", laraq.DefaultMemoryLimit>>20, "stop (exit status 12) when the process uses more than this many `megabytes` (0: no limit)")
 	fs.IntVar(&w.concurrency, "concurrency", laraq.DefaultConcurrency, "jobs run at once (the Redis pools are sized for them)")
 	fs.IntVar(&w.retryAfter, "retry-after", 0, "the connection's retry_after in `seconds` (default: LARAQ_REDIS_QUEUE_RETRY_AFTER, else the\napplication's REDIS_QUEUE_RETRY_AFTER, else 90)")
 	fs.StringVar(&w.forward, "forward", "", "POST every job to this `URL` instead of running Go handlers")
@@ -177,15 +181,23 @@ func runWork(ctx context.Context, app *App, args []string) int {
 			return app.errorf("%v", err)
 		}
 	}
+	classes, err := cf.load(app)
+	if err != nil {
+		return app.errorf("%v", err)
+	}
+	if classes != nil && w.forward == "" {
+		// The Go types must say what their PHP classes say before a job is taken.
+		if err := checkClasses(logger, classes, app.Jobs.Types(), appCfg.Release); err != nil {
+			return app.errorf("%v", err)
+		}
+	}
 	if appCfg.Release.Guessed {
 		logger.Warn("the Laravel release is guessed, not known: name it with --laravel-version (or --laravel-root to read the framework) if the prefix or the failure texts are wrong",
 			"release", appCfg.Release.String(), "from", appCfg.Origin("Release").String(), "prefix", appCfg.Prefix)
 	}
 
-	// The pools fit the worker: a connection per running job plus popping/blocking and
-	// signals on the queue client (+ metrics scrapes), a connection per running job
-	// (maxExceptions) plus signal reads on the cache client.
-	conn, err := af.connect(ctx, appCfg, laravel.ConnectOptions{QueuePool: cfg.Concurrency + 4, CachePool: cfg.Concurrency + 2, Logger: logger})
+	// The pools fit the worker (WorkerConfig.PoolSizes).
+	conn, err := af.connect(ctx, appCfg, laravel.ConnectOptions{Worker: &cfg, Logger: logger})
 	if err != nil {
 		return app.errorf("%v", err)
 	}
@@ -246,31 +258,27 @@ func runWork(ctx context.Context, app *App, args []string) int {
 	stopSignals := pauseOnSignals(worker, logger)
 	defer stopSignals()
 
-	switch err := worker.Run(ctx); {
-	case err == nil, errors.Is(err, laraq.ErrRestart), errors.Is(err, laraq.ErrMaxJobs),
-		errors.Is(err, laraq.ErrMaxTime), errors.Is(err, laraq.ErrQueueEmpty):
-		return 0
-	case errors.Is(err, laraq.ErrMemoryLimit):
-		return exitMemoryLimit
-	default:
-		return app.errorf("%v", err)
+	err = worker.Run(ctx)
+	if rc := laraq.ExitStatus(err); rc != 1 {
+		return rc
 	}
+	return app.errorf("%v", err)
 }
 
-// config turns the flags into the worker's options; the connection's settings
-// (--retry-after, --block-for, --no-cache) are applied to the Connection.
+// config turns the flags into the worker's options, starting from queue:work's
+// (laraq.QueueWork); the connection's settings (--retry-after, --block-for, --no-cache)
+// are applied to the Connection.
 func (w *workFlags) config() (laraq.WorkerConfig, error) {
-	cfg := laraq.WorkerConfig{
-		Concurrency:     w.concurrency,
-		Tries:           w.tries,
-		MaxJobs:         w.maxJobs,
-		MaxTime:         time.Duration(w.maxTime) * time.Second,
-		StopWhenEmpty:   w.stopWhenEmpty,
-		Rest:            seconds(w.rest),
-		MemoryLimit:     int64(w.memory) << 20,
-		TimeoutReleases: w.timeoutRelease,
-		ShutdownGrace:   seconds(w.shutdownGrace),
-	}
+	cfg := laraq.QueueWork()
+	cfg.Concurrency = w.concurrency
+	cfg.Tries = w.tries
+	cfg.MaxJobs = w.maxJobs
+	cfg.MaxTime = time.Duration(w.maxTime) * time.Second
+	cfg.StopWhenEmpty = w.stopWhenEmpty
+	cfg.Rest = seconds(w.rest)
+	cfg.MemoryLimit = int64(w.memory) << 20
+	cfg.TimeoutReleases = w.timeoutRelease
+	cfg.ShutdownGrace = seconds(w.shutdownGrace)
 	if w.tries == 0 {
 		cfg.Tries = laraq.UnlimitedTries // queue:work --tries=0
 	}

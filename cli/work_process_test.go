@@ -289,8 +289,8 @@ func TestWorkProcess(t *testing.T) {
 		_, url := newSlowService(t, 0)
 		dispatchN(t, p, 1)
 		w := startWorker(t, bin, "--redis", redisURL, "--prefix", prefix, "--forward", url, "--database", "null", "--memory", "1")
-		if rc := w.exitCode(t, 10*time.Second); rc != exitMemoryLimit {
-			t.Errorf("--memory 1: exit %d, want %d\n%s", rc, exitMemoryLimit, w.stderr.String())
+		if rc := w.exitCode(t, 10*time.Second); rc != 12 {
+			t.Errorf("--memory 1: exit %d, want 12\n%s", rc, w.stderr.String())
 		}
 		start := time.Now()
 		w = startWorker(t, bin, "--redis", redisURL, "--prefix", prefix, "--database", "null", "--max-time", "1", "--sleep", "0.1")

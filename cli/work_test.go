@@ -250,7 +250,7 @@ func TestWorkRunsRegisteredHandlers(t *testing.T) {
 		}
 	}
 	_, errOut, rc = runWorkCLI(t, reg, append(base, "--max-jobs", "1", "--memory", "1")...)
-	if rc != exitMemoryLimit || !strings.Contains(errOut, "memory limit") {
+	if rc != 12 || !strings.Contains(errOut, "memory limit") {
 		t.Errorf("--memory 1: rc %d\n%s", rc, errOut)
 	}
 	_, _, rc = runWorkCLI(t, reg, append(base, "--stop-when-empty", "--concurrency", "4")...)

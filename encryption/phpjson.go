@@ -3,8 +3,9 @@ package encryption
 import (
 	"fmt"
 	"strconv"
-	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/laraq/laraq/internal/php"
 )
 
 // The Encrypter reads its envelope with json_decode($json, true), and whatever PHP's
@@ -329,61 +330,20 @@ func (p *jsonParser) str() (string, error) {
 	}
 }
 
-// simpleEscapes maps the byte after a backslash to the byte it stands for.
-var simpleEscapes = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
-
 // escape decodes the escape sequence at p.i (a backslash) onto buf.
 func (p *jsonParser) escape(buf []byte) ([]byte, error) {
 	if p.i+1 >= len(p.s) {
 		return nil, p.errf("unexpected end of the JSON in a string")
 	}
-	c := p.s[p.i+1]
-	if r := simpleEscapes[c]; r != 0 {
-		p.i += 2
-		return append(buf, r), nil
-	}
-	if c != 'u' {
-		return nil, p.errf("syntax error: invalid escape in a string")
-	}
-	r, ok := p.hex4(p.i + 2)
-	if !ok {
+	out, n, unpaired := php.AppendJSONEscape(buf, p.s[p.i:])
+	switch {
+	case n == 0 && p.s[p.i+1] == 'u':
 		return nil, p.errf("syntax error: invalid \\u escape in a string")
+	case n == 0:
+		return nil, p.errf("syntax error: invalid escape in a string")
+	case unpaired:
+		return nil, p.errf("single unpaired UTF-16 surrogate in a unicode escape")
 	}
-	p.i += 6
-	if utf16.IsSurrogate(r) {
-		// Only a high surrogate directly followed by an escaped low one is a character.
-		lo, ok := rune(0), false
-		if r < 0xdc00 && p.i+1 < len(p.s) && p.s[p.i] == '\\' && p.s[p.i+1] == 'u' {
-			lo, ok = p.hex4(p.i + 2)
-			ok = ok && lo >= 0xdc00 && lo <= 0xdfff
-		}
-		if !ok {
-			return nil, p.errf("single unpaired UTF-16 surrogate in a unicode escape")
-		}
-		p.i += 6
-		r = utf16.DecodeRune(r, lo)
-	}
-	return utf8.AppendRune(buf, r), nil
-}
-
-func (p *jsonParser) hex4(at int) (rune, bool) {
-	if at+4 > len(p.s) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range p.s[at : at+4] {
-		var v byte
-		switch {
-		case c >= '0' && c <= '9':
-			v = c - '0'
-		case c >= 'a' && c <= 'f':
-			v = c - 'a' + 10
-		case c >= 'A' && c <= 'F':
-			v = c - 'A' + 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(v)
-	}
-	return r, true
+	p.i += n
+	return out, nil
 }

@@ -83,6 +83,16 @@ type App struct {
 	Release laraq.Release
 	// PrefixStyle overrides LARAQ_PREFIX_STYLE ("underscore" or "hyphen"). Default PrefixAuto.
 	PrefixStyle PrefixStyle
+	// Logger receives Connect's warnings (what Load could not read or had to guess, the
+	// failed-job store's). Default slog.Default().
+	Logger *slog.Logger
+}
+
+func (a App) logger() *slog.Logger {
+	if a.Logger != nil {
+		return a.Logger
+	}
+	return slog.Default()
 }
 
 // Config is a Laravel application's queue-related configuration, as its PHP side sees it.

@@ -21,7 +21,7 @@ import (
 // Connect reads the application's configuration (Load) and opens what a worker, a
 // dispatcher or the admin API need: the Redis clients of the queue and of the cache
 // store, and the failed-job store. Close the returned connection to close them. Load's
-// warnings are logged at warn level on slog.Default().
+// warnings are logged at warn level on App.Logger.
 //
 //	conn, err := laravel.Connect(ctx, laravel.App{Root: "/var/www/shop"})
 //
@@ -32,17 +32,22 @@ func Connect(ctx context.Context, app App) (*laraq.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
+	log := app.logger()
 	for _, w := range cfg.Warnings {
-		slog.Warn(w)
+		log.Warn(w)
 	}
-	return cfg.Connect(ctx, ConnectOptions{})
+	return cfg.Connect(ctx, ConnectOptions{Logger: log})
 }
 
 // ConnectOptions tune Config.Connect.
 type ConnectOptions struct {
+	// Worker sizes the clients' connection pools for a worker with these options
+	// (laraq.WorkerConfig.PoolSizes), as `laraq work` does. Default nil: QueuePool and
+	// CachePool.
+	Worker *laraq.WorkerConfig
 	// QueuePool and CachePool are the least sizes of the clients' connection pools (a
-	// worker needs Concurrency + 2 on the queue client). Default: go-redis's default, 10
-	// connections per CPU.
+	// worker needs Concurrency + 2 on the queue client), when Worker is nil. Default:
+	// go-redis's default, 10 connections per CPU.
 	QueuePool, CachePool int
 	// CreateFailedTable creates a missing failed-job table with Laravel's schema instead
 	// of failing (database.CreateIfMissing). Default false: the application's migration
@@ -69,6 +74,9 @@ type ConnectOptions struct {
 // the connection owning them.
 func (c *Config) Connect(ctx context.Context, opts ConnectOptions) (*laraq.Connection, error) {
 	conn := c.QueueConnection()
+	if opts.Worker != nil {
+		opts.QueuePool, opts.CachePool = opts.Worker.PoolSizes()
+	}
 	queue, cache, err := c.clients(opts.QueuePool, opts.CachePool)
 	if err != nil {
 		return nil, err

@@ -1,10 +1,8 @@
 package laravel
 
 import (
-	"crypto/rand"
 	"fmt"
 	"math"
-	"math/big"
 	"strconv"
 	"strings"
 
@@ -202,25 +200,6 @@ func (ev *phpEval) each(n *hzNode, what string, miss func(string, *hzNode, strin
 		}
 		fn(key, e.value)
 	}
-}
-
-// HorizonMasterBasename is MasterSupervisor::basename(): Str::slug(gethostname()).
-// horizon:terminate, pause and continue signal the masters whose name starts with it.
-func HorizonMasterBasename(hostname string) string { return php.Slug(hostname, "-") }
-
-// HorizonMasterName is a master supervisor name as `php artisan horizon` makes one on
-// this machine: the basename, "-", four random letters and digits (Str::random(4)).
-func HorizonMasterName(hostname string) string {
-	const alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-	b := make([]byte, 4)
-	for i := range b {
-		n, err := rand.Int(rand.Reader, big.NewInt(int64(len(alphabet))))
-		if err != nil {
-			n = big.NewInt(int64(i))
-		}
-		b[i] = alphabet[n.Int64()]
-	}
-	return HorizonMasterBasename(hostname) + "-" + string(b)
 }
 
 // hzValue is an evaluated PHP value: null, bool, int, float, string, or an array

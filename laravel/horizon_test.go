@@ -270,20 +270,6 @@ func TestParseHorizonConfigErrors(t *testing.T) {
 	}
 }
 
-func TestHorizonMasterName(t *testing.T) {
-	name := HorizonMasterName("Web Server_01.example.com")
-	if !strings.HasPrefix(name, "web-server-01examplecom-") || len(name) != len("web-server-01examplecom-")+4 {
-		t.Errorf("master name %q", name)
-	}
-	seen := map[string]bool{}
-	for i := 0; i < 20; i++ {
-		seen[HorizonMasterName("x")] = true
-	}
-	if len(seen) < 15 {
-		t.Errorf("20 names, %d distinct: the token is not random", len(seen))
-	}
-}
-
 func FuzzParseHorizonConfig(f *testing.F) {
 	f.Add([]byte(horizonCustom))
 	f.Add([]byte(horizonPartial))

@@ -55,7 +55,7 @@ type Event struct {
 	Class string
 	// Attempt identifies the attempt a job event belongs to: every event of one attempt
 	// carries the same comparable value, and no other attempt's (the worker's
-	// *handlers.Job is one per attempt). laraq_jobs_running counts the attempts whose
+	// *laraq.JobInfo is one per attempt). laraq_jobs_running counts the attempts whose
 	// Processing came and whose end (the first of Processed, Failed, Released,
 	// Exception, TimedOut) did not; events without Attempt leave it alone.
 	Attempt any

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/laraq/laraq/internal/php"
 )
@@ -16,14 +15,14 @@ type JSONFlags uint8
 const (
 	// JSONUnescapedSlashes is JSON_UNESCAPED_SLASHES: "/" is written as is instead of
 	// "\/". Laravel's Encrypter uses it; the queue payload does not.
-	JSONUnescapedSlashes JSONFlags = 1 << iota
+	JSONUnescapedSlashes JSONFlags = php.JSONUnescapedSlashes
 	// JSONUnescapedUnicode is JSON_UNESCAPED_UNICODE: non-ASCII characters are written as
 	// raw UTF-8 instead of \uXXXX. Laravel's createPayload uses it since 8.82.
-	JSONUnescapedUnicode
+	JSONUnescapedUnicode JSONFlags = php.JSONUnescapedUnicode
 	// JSONUnescapedLineTerminators is JSON_UNESCAPED_LINE_TERMINATORS: with
 	// JSONUnescapedUnicode, U+2028 and U+2029 are written raw too. Without it PHP (7.1+)
 	// escapes them even under JSON_UNESCAPED_UNICODE.
-	JSONUnescapedLineTerminators
+	JSONUnescapedLineTerminators JSONFlags = php.JSONUnescapedLineTerminators
 )
 
 // PHP's json_last_error() codes for the failures a payload writer can meet.
@@ -61,16 +60,6 @@ func (e *EncodeError) Error() string {
 	return fmt.Sprintf("payload: %s: %s (PHP json_encode error code %d)", p, what, e.Code)
 }
 
-const hexDigits = "0123456789abcdef"
-
-// plainASCII marks the bytes json_encode copies as they are under every flag set.
-var plainASCII = func() (t [256]bool) {
-	for c := 0x20; c < utf8.RuneSelf; c++ {
-		t[c] = c != '"' && c != '\\' && c != '/'
-	}
-	return t
-}()
-
 // AppendJSONString appends s as PHP's json_encode() writes a string with the given
 // flags: `"`, `\` and (unless JSONUnescapedSlashes) `/` backslash-escaped; \b \f \n \r \t
 // short escapes; other control characters as \u00XX with lowercase hex; 0x7F raw;
@@ -82,69 +71,11 @@ func AppendJSONString(dst []byte, s string, flags JSONFlags) ([]byte, error) {
 }
 
 func appendJSONString[S ~string | ~[]byte](dst []byte, s S, flags JSONFlags) ([]byte, error) {
-	dst = append(dst, '"')
-	start := 0 // s[start:i] is pending plain bytes
-	for i := 0; i < len(s); {
-		for i < len(s) && plainASCII[s[i]] {
-			i++
-		}
-		if i == len(s) {
-			break
-		}
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c == '/' && flags&JSONUnescapedSlashes != 0 {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\', '/':
-				dst = append(dst, '\\', c)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		var win [utf8.UTFMax]byte // a sequence is at most 4 bytes: decoding the window is exact
-		r, size := utf8.DecodeRune(win[:copy(win[:], s[i:])])
-		if r == utf8.RuneError && size <= 1 {
-			return dst, &EncodeError{Code: JSONErrorUTF8, Offset: i}
-		}
-		if flags&JSONUnescapedUnicode != 0 &&
-			(flags&JSONUnescapedLineTerminators != 0 || (r != 0x2028 && r != 0x2029)) {
-			i += size
-			continue
-		}
-		dst = append(dst, s[start:i]...)
-		if r >= 0x10000 {
-			r -= 0x10000
-			dst = appendU(dst, 0xd800|(r>>10))
-			dst = appendU(dst, 0xdc00|(r&0x3ff))
-		} else {
-			dst = appendU(dst, r)
-		}
-		i += size
-		start = i
+	out, bad := php.AppendJSONString(dst, s, int(flags))
+	if bad >= 0 {
+		return out, &EncodeError{Code: JSONErrorUTF8, Offset: bad}
 	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"'), nil
-}
-
-func appendU(dst []byte, r rune) []byte {
-	return append(dst, '\\', 'u', hexDigits[r>>12&0xf], hexDigits[r>>8&0xf], hexDigits[r>>4&0xf], hexDigits[r&0xf])
+	return out, nil
 }
 
 // AppendJSONInt appends an integer as json_encode() writes it.

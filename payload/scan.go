@@ -3,8 +3,8 @@ package payload
 import (
 	"bytes"
 	"fmt"
-	"unicode/utf16"
-	"unicode/utf8"
+
+	"github.com/laraq/laraq/internal/php"
 )
 
 // maxDepth is the nesting limit of Redis' bundled lua-cjson (decode_max_depth): a payload
@@ -155,22 +155,6 @@ func isHex4(b []byte) bool {
 	return true
 }
 
-func hex4(b []byte) rune {
-	var r rune
-	for _, c := range b[:4] {
-		r <<= 4
-		switch {
-		case c >= '0' && c <= '9':
-			r |= rune(c - '0')
-		case c >= 'a' && c <= 'f':
-			r |= rune(c - 'a' + 10)
-		default:
-			r |= rune(c - 'A' + 10)
-		}
-	}
-	return r
-}
-
 // unescape appends the decoded content of an already validated JSON string body. An
 // unpaired surrogate escape becomes U+FFFD (tolerant reading; strict readers use
 // unescapeStrict).
@@ -187,49 +171,21 @@ func unescapeStrict(dst, src []byte) ([]byte, int) {
 
 func unescapeMode(dst, src []byte, strict bool) ([]byte, int) {
 	for i := 0; i < len(src); {
-		c := src[i]
-		if c != '\\' {
-			j := bytes.IndexByte(src[i:], '\\')
-			if j < 0 {
-				return append(dst, src[i:]...), -1
-			}
-			dst = append(dst, src[i:i+j]...)
-			i += j
-			continue
+		j := bytes.IndexByte(src[i:], '\\')
+		if j < 0 {
+			return append(dst, src[i:]...), -1
 		}
-		switch src[i+1] {
-		case '"', '\\', '/':
-			dst = append(dst, src[i+1])
-		case 'b':
-			dst = append(dst, '\b')
-		case 'f':
-			dst = append(dst, '\f')
-		case 'n':
-			dst = append(dst, '\n')
-		case 'r':
-			dst = append(dst, '\r')
-		case 't':
-			dst = append(dst, '\t')
-		case 'u':
-			r := hex4(src[i+2:])
-			if utf16.IsSurrogate(r) {
-				if r < 0xdc00 && i+12 <= len(src) && src[i+6] == '\\' && src[i+7] == 'u' {
-					if lo := hex4(src[i+8:]); lo >= 0xdc00 && lo <= 0xdfff {
-						dst = utf8.AppendRune(dst, utf16.DecodeRune(r, lo))
-						i += 12
-						continue
-					}
-				}
-				if strict {
-					return dst, i
-				}
-				r = utf8.RuneError
-			}
-			dst = utf8.AppendRune(dst, r)
-			i += 6
-			continue
+		dst = append(dst, src[i:i+j]...)
+		i += j
+		var n int
+		var unpaired bool
+		if dst, n, unpaired = php.AppendJSONEscape(dst, src[i:]); unpaired && strict {
+			return dst, i
 		}
-		i += 2
+		if n == 0 {
+			n = 2 // a validated string holds no bad escape
+		}
+		i += n
 	}
 	return dst, -1
 }

@@ -330,54 +330,18 @@ func appendReadableKey(b []byte, k string) []byte {
 	return appendJSONString(b, k)
 }
 
-const hexDigits = "0123456789abcdef"
+// readableJSON writes strings for people: only '"', '\\' and control characters are
+// escaped; '/' and non-ASCII stay as they are.
+const readableJSON = php.JSONUnescapedSlashes | php.JSONUnescapedUnicode | php.JSONUnescapedLineTerminators
 
-// appendJSONString writes s as a JSON string for people: only '"', '\\' and control
-// characters are escaped; '/' and non-ASCII stay as they are. Invalid UTF-8 becomes
-// U+FFFD (callers that must not lose bytes use appendReadableString).
+// appendJSONString writes s as a JSON string for people (readableJSON). Invalid UTF-8
+// becomes U+FFFD (callers that must not lose bytes use appendReadableString).
 func appendJSONString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, "\ufffd"...)
-			i++
-			start = i
-			continue
-		}
-		i += size
+	out, bad := php.AppendJSONString(b, s, readableJSON)
+	if bad >= 0 {
+		out, _ = php.AppendJSONString(b, strings.ToValidUTF8(s, "\ufffd"), readableJSON)
 	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
+	return out
 }
 
 // atOffset returns " at offset N" for a decoded value, "" for a built one.

@@ -6,8 +6,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"unicode/utf16"
-	"unicode/utf8"
+
+	"github.com/laraq/laraq/internal/php"
 )
 
 // UnmarshalReadable builds a value from its readable JSON form (see MarshalReadable):
@@ -222,69 +222,20 @@ func (p *readableParser) str() (string, error) {
 				p.i = i + 1
 				return "", p.expected("an escape")
 			}
-			switch e := s[i+1]; e {
-			case '"', '\\', '/':
-				b = append(b, e)
-				i += 2
-			case 'b':
-				b, i = append(b, '\b'), i+2
-			case 'f':
-				b, i = append(b, '\f'), i+2
-			case 'n':
-				b, i = append(b, '\n'), i+2
-			case 'r':
-				b, i = append(b, '\r'), i+2
-			case 't':
-				b, i = append(b, '\t'), i+2
-			case 'u':
-				r, ok := hex4(s, i+2)
-				if !ok {
-					p.i = i
+			var n int
+			if b, n, _ = php.AppendJSONEscape(b, s[i:]); n == 0 {
+				p.i = i
+				if s[i+1] == 'u' {
 					return "", p.errf("invalid \\u escape")
 				}
-				i += 6
-				if utf16.IsSurrogate(r) {
-					if r2, ok := hex4(s, i+2); ok && i+1 < len(s) && s[i] == '\\' && s[i+1] == 'u' {
-						if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
-							r = d
-							i += 6
-						} else {
-							r = utf8.RuneError
-						}
-					} else {
-						r = utf8.RuneError
-					}
-				}
-				b = utf8.AppendRune(b, r)
-			default:
-				p.i = i
-				return "", p.errf("invalid escape " + quoteByte(e))
+				return "", p.errf("invalid escape " + quoteByte(s[i+1]))
 			}
+			i += n
 			start = i
 		default:
 			i++
 		}
 	}
-}
-
-func hex4(s []byte, i int) (rune, bool) {
-	if i+4 > len(s) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range s[i : i+4] {
-		switch {
-		case c >= '0' && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case c >= 'a' && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case c >= 'A' && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	return r, true
 }
 
 func (p *readableParser) list(depth int) (Value, error) {

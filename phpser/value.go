@@ -384,17 +384,8 @@ func (v *Value) Prop(name string) (*Value, bool) {
 	ents := d.ents()
 	switch d.kind {
 	case KindObject:
-		for i := range ents {
-			k := &ents[i].Key
-			if k.isInt {
-				if n, ok := canonicalInt(name); ok && n == k.num {
-					return &ents[i].Value, true
-				}
-				continue
-			}
-			if k.str == name || (len(k.str) > 0 && k.str[0] == 0 && plainName(k.str) == name) {
-				return &ents[i].Value, true
-			}
+		if i, ok := PropIndex(ents, name); ok {
+			return &ents[i].Value, true
 		}
 	case KindArray:
 		n, isNum := canonicalInt(name)
@@ -404,6 +395,46 @@ func (v *Value) Prop(name string) (*Value, bool) {
 				return &ents[i].Value, true
 			}
 		}
+	}
+	return nil, false
+}
+
+// PropIndex returns the index in ents, an object's entries, of the property whose plain
+// name (visibility mangling removed) is name: a class declares one property of a name,
+// whatever its visibility, so this is how every caller finds one by name.
+func PropIndex(ents []Entry, name string) (int, bool) {
+	for i := range ents {
+		k := &ents[i].Key
+		if k.isInt {
+			if n, ok := canonicalInt(name); ok && n == k.num {
+				return i, true
+			}
+			continue
+		}
+		if k.str == name || (len(k.str) > 0 && k.str[0] == 0 && plainName(k.str) == name) {
+			return i, true
+		}
+	}
+	return -1, false
+}
+
+// Visible returns the property name as code outside the object's class reads it: a
+// public property only, and null counting as absent (`$object->name ?? …`), which is
+// how Laravel's Queue and Bus read a job's metadata.
+func (v *Value) Visible(name string) (*Value, bool) {
+	for _, e := range v.Entries() {
+		if e.Key.isInt {
+			continue
+		}
+		n, vis, _ := e.Key.Name()
+		if n != name || vis != Public {
+			continue
+		}
+		x := e.Value.Deref()
+		if x == nil || x.IsNull() {
+			return nil, false
+		}
+		return x, true
 	}
 	return nil, false
 }

@@ -82,6 +82,34 @@ func TestStoreAgainstPHP(t *testing.T) {
 			if v := run("increment", "count")["value"]; v != 8.0 {
 				t.Errorf("PHP increments to %v", v)
 			}
+			// add: only a key without an unexpired row is written, by either side.
+			if ok, err := s.Add(ctx, "window", "i:1700000060;", 60); err != nil || !ok {
+				t.Errorf("Go add of a new key: %v %v", ok, err)
+			}
+			if v := run("add", "window", "5", "60")["added"]; v != false {
+				t.Errorf("PHP added over Go's row: %v", v)
+			}
+			if v := run("get", "window")["value"]; v != 1700000060.0 {
+				t.Errorf("PHP reads Go's added value as %v", v)
+			}
+			if v := run("add", "hits", "0", "60")["added"]; v != true {
+				t.Errorf("PHP add of a new key: %v", v)
+			}
+			if ok, err := s.Add(ctx, "hits", "i:9;", 60); err != nil || ok {
+				t.Errorf("Go added over PHP's row: %v %v", ok, err)
+			}
+			if v, ok, err := s.Get(ctx, "hits"); err != nil || !ok || v != "i:0;" {
+				t.Errorf("Go reads PHP's added value as %q %v %v", v, ok, err)
+			}
+			if err := s.Put(ctx, "stale", "i:1;", -1); err != nil {
+				t.Fatal(err)
+			}
+			if ok, err := s.Add(ctx, "stale", "i:2;", 60); err != nil || !ok {
+				t.Errorf("Go add over an expired row: %v %v", ok, err)
+			}
+			if v := run("get", "stale")["value"]; v != 2.0 {
+				t.Errorf("PHP reads %v after an add over an expired row", v)
+			}
 			run("forever", "flag", "true")
 			if _, ok, _ := s.Increment(ctx, "flag", 1); ok {
 				t.Error("a boolean was incremented; DatabaseStore refuses what is not numeric")

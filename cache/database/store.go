@@ -253,6 +253,36 @@ func (s *Store) Put(ctx context.Context, key, value string, seconds int64) error
 	return nil
 }
 
+// Add is DatabaseStore::add (10.x+): when get() finds no unexpired row (deleting an
+// expired one, as get() does), an insert that ignores a row another writer added
+// meanwhile; added says whether the row is this call's. 8.x and 9.x insert first and, when
+// a row exists, update it only if it expired: the same rows result.
+func (s *Store) Add(ctx context.Context, key, value string, seconds int64) (bool, error) {
+	if _, found, err := s.Get(ctx, key); err != nil || found {
+		return false, err
+	}
+	k := s.prefix + key
+	cols := "(" + s.columns("key, value, expiration") + ") values (?, ?, ?)"
+	var q string
+	switch s.dialect {
+	case fdb.MySQL:
+		q = "insert ignore into " + s.table + " " + cols
+	case fdb.PostgreSQL:
+		q = "insert into " + s.table + " " + cols + " on conflict do nothing"
+	default:
+		q = "insert or ignore into " + s.table + " " + cols
+	}
+	res, err := s.db.ExecContext(ctx, s.sql(q), k, s.encode(value), s.unix()+seconds)
+	if err != nil {
+		return false, fmt.Errorf("cache: add %s: %w", k, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("cache: add %s: %w", k, err)
+	}
+	return n > 0, nil
+}
+
 // Forget is DatabaseStore::forget: the row of prefix+key is deleted.
 func (s *Store) Forget(ctx context.Context, key string) error {
 	k := s.prefix + key

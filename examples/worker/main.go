@@ -8,7 +8,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"log"
 	"os"
 	"os/signal"
@@ -60,14 +59,16 @@ func main() {
 		return nil // an error would be retried by Laravel's rules (tries, backoff)
 	})
 
-	w, err := laraq.NewWorker(conn, jobs, laraq.WorkerConfig{
-		Tries:     3,
-		Unhandled: laraq.UnhandledPolicy{Action: laraq.HandBackUnhandled}, // other classes: PHP's
-	})
+	cfg := laraq.QueueWork() // queue:work's options, as `laraq work` starts from
+	cfg.Tries = 3
+	cfg.Unhandled = laraq.UnhandledPolicy{Action: laraq.HandBackUnhandled} // other classes: PHP's
+	w, err := laraq.NewWorker(conn, jobs, cfg)
 	if err != nil {
 		log.Fatal(err)
 	}
-	if err := w.Run(ctx); err != nil && !errors.Is(err, laraq.ErrRestart) {
-		log.Fatal(err)
+	err = w.Run(ctx) // nil after SIGTERM, laraq.ErrRestart after queue:restart, ...
+	if err != nil && laraq.ExitStatus(err) != 0 {
+		log.Print(err)
 	}
+	os.Exit(laraq.ExitStatus(err)) // 0, or 12 over the memory limit, as queue:work
 }

@@ -89,7 +89,8 @@ func (s *sqlStore) prepareTable(ctx context.Context) error {
 	if !create {
 		return fmt.Errorf("%w: table %s on %s: %v (create it with the application's migration: `php artisan queue:failed-table` "+
 			"(make:queue-failed-table from Laravel 11) and `php artisan migrate`; or let laraq create it with Laravel's schema: "+
-			"Options.CreateTable = CreateIfMissing, `laraq work --create-failed-table`)",
+			"Options.CreateTable = CreateIfMissing here, laravel.ConnectOptions.CreateFailedTable through package laravel, "+
+			"`laraq work --create-failed-table` on the command line)",
 			ErrNoTable, s.opts.Table, s.dialect, probeErr)
 	}
 	for _, stmt := range createTableSQL(s.dialect, s.opts.Driver, s.opts.Schema, s.opts.Table) {

@@ -22,7 +22,7 @@
 // Notify tokens are 1:1. Every job made ready pushes one "1" to the notify list (Push,
 // PushBulk, each job a migration moves, Unreserve) and every job taken pops one (Pop, and
 // the BLPOP of BlockForNotify). PHP workers with block_for wait on that list, so a
-// producer that skips the token leaves them sleeping, and a consumer that skips the pop
+// dispatcher that skips the token leaves them sleeping, and a consumer that skips the pop
 // grows the list forever.
 //
 // Prefixes on KEYS. The Redis connection prefix (`laravel_database_`, `laravel-database-`

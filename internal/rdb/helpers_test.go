@@ -21,11 +21,12 @@ type zm = testenv.ZMember
 
 // keyState is everything about one key a test asserts: type and full contents.
 type keyState struct {
-	Type string   `json:"type"`
-	List []string `json:"list,omitempty"`
-	ZSet []zm     `json:"zset,omitempty"`
-	Str  *string  `json:"string,omitempty"`
-	TTL  int64    `json:"ttl,omitempty"` // seconds; 0 = no expiry
+	Type string            `json:"type"`
+	List []string          `json:"list,omitempty"`
+	ZSet []zm              `json:"zset,omitempty"`
+	Str  *string           `json:"string,omitempty"`
+	Hash map[string]string `json:"hash,omitempty"`
+	TTL  int64             `json:"ttl,omitempty"` // seconds; 0 = no expiry
 }
 
 // state maps key names (without the connection prefix) to their contents.
@@ -108,6 +109,8 @@ func dumpState(t testing.TB, c redis.UniversalClient, prefix, match string) stat
 			var v string
 			v, err = c.Get(ctx, k).Result()
 			ks.Str = &v
+		case "hash":
+			ks.Hash, err = c.HGetAll(ctx, k).Result()
 		default:
 			t.Fatalf("key %s has unexpected type %s", k, typ)
 		}
@@ -148,6 +151,8 @@ func seedState(t testing.TB, c redis.UniversalClient, prefix string, s state) {
 			err = c.ZAdd(ctx, key, zs...).Err()
 		case "string":
 			err = c.Set(ctx, key, *v.Str, 0).Err()
+		case "hash":
+			err = c.HSet(ctx, key, v.Hash).Err()
 		default:
 			t.Fatalf("seed %s: type %q", k, v.Type)
 		}
@@ -190,6 +195,9 @@ func norm(k keyState) keyState {
 	}
 	if len(k.ZSet) == 0 {
 		k.ZSet = nil
+	}
+	if len(k.Hash) == 0 {
+		k.Hash = nil
 	}
 	return k
 }

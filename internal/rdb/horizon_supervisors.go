@@ -43,7 +43,7 @@ const (
 // HorizonMaster is a master supervisor's record (RedisMasterSupervisorRepository::update).
 type HorizonMaster struct {
 	// Name must start with the slug of the machine's hostname for horizon:terminate,
-	// pause and continue to reach PID (config.HorizonMasterName builds one).
+	// pause and continue to reach PID (laraq.HorizonMasterName builds one).
 	Name string
 	// Environment is the master's environment. The dashboard adds the supervisors that
 	// horizon.environments plans for it as "inactive" rows; an environment the

@@ -1,7 +1,12 @@
 package rdb
 
 import (
+	"crypto/md5"
+	"encoding/hex"
 	"strings"
+	"time"
+
+	"github.com/laraq/laraq/internal/php"
 )
 
 // Every Redis key name laraq uses is built in this file and nowhere else.
@@ -193,3 +198,107 @@ func (k CacheKeys) PausedAll() string { return k.Key(cachePausedAll) }
 
 // JobExceptions is the maxExceptions counter of the job with this uuid.
 func (k CacheKeys) JobExceptions(uuid string) string { return k.Key(cacheJobExceptions + uuid) }
+
+// Seconds is d in the whole seconds Redis scores and lock lifetimes take, rounded up: a
+// job released for 1.2 s is not available before 2 s, as PHP's availableAt would have it
+// for a whole second.
+func Seconds(d time.Duration) int64 {
+	if d <= 0 {
+		return 0
+	}
+	s := int64(d / time.Second)
+	if d%time.Second != 0 {
+		s++
+	}
+	return s
+}
+
+// Names of the cache keys Laravel's job middleware (Illuminate\Queue\Middleware) keep in
+// the application's cache store, before the store's prefix (CacheKeys.Key adds the Redis
+// and cache prefixes; cache.Store implementations add their own). The parts that depend
+// on the release (which job name, which hash) are chosen by the caller.
+//
+//	WithoutOverlapping          PREFIX + JOB + ":" + KEY      (PREFIX "laravel-queue-overlap:")
+//	WithoutOverlapping shared() PREFIX + KEY                  (9.32+)
+//	RateLimited                 md5(LIMITER . LIMIT KEY)      hit counter
+//	                            md5(LIMITER . LIMIT KEY):timer  window end, Unix seconds
+//	ThrottlesExceptions         PREFIX + ID (+ ":timer")      (PREFIX "laravel_throttles_exceptions:")
+//
+// The RateLimiter (RateLimited, ThrottlesExceptions) passes every key through
+// CleanRateLimiterKey first. The Redis variants' DurationLimiter hash is a plain Redis key
+// on a Redis connection, connection prefix + name, with no cache prefix
+// (DurationLimiter.Key).
+
+const (
+	// OverlapPrefix is WithoutOverlapping's default lock key prefix ($prefix).
+	OverlapPrefix = "laravel-queue-overlap:"
+	// ThrottlesExceptionsPrefix is ThrottlesExceptions' default key prefix ($prefix).
+	ThrottlesExceptionsPrefix = "laravel_throttles_exceptions:"
+	// limiterTimerSuffix names the RateLimiter's window key beside its counter.
+	limiterTimerSuffix = ":timer"
+)
+
+// OverlapLockName is the name WithoutOverlapping::getLockKey gives its lock: prefix, then
+// jobName and ":" unless the key is shared across job classes, then key.
+func OverlapLockName(prefix, jobName, key string, shared bool) string {
+	if shared {
+		return prefix + key
+	}
+	return prefix + jobName + ":" + key
+}
+
+// RateLimitedKey is the key RateLimited counts one limit of a named limiter under:
+// md5(limiterName . limitKey) in lowercase hex (RateLimited::handle, 8.x–13.x).
+func RateLimitedKey(limiterName, limitKey string) string {
+	sum := md5.Sum([]byte(limiterName + limitKey))
+	return hex.EncodeToString(sum[:])
+}
+
+// LimiterTimer is the key of a RateLimiter counter's window: the counter's cleaned key
+// plus ":timer" (RateLimiter::hit, availableIn, tooManyAttempts, clear).
+func LimiterTimer(key string) string { return CleanRateLimiterKey(key) + limiterTimerSuffix }
+
+// CleanRateLimiterKey is RateLimiter::cleanRateLimiterKey, applied to every key before
+// the store sees it: htmlentities(), then each entity whose name is letters only
+// (&amp; &eacute; &euro; ...) replaced by its first letter, so "a&b" becomes "aab" and
+// "café" "cafe"; &#039; and &frac12; stay as they are. An md5 or xxh128 key is unchanged.
+func CleanRateLimiterKey(key string) string {
+	if cleanAlready(key) {
+		return key
+	}
+	enc := php.HTMLEntities(key)
+	var b strings.Builder
+	for i := 0; i < len(enc); {
+		if enc[i] == '&' {
+			if j := strings.IndexByte(enc[i:], ';'); j > 2 && lettersOnly(enc[i+1:i+j]) {
+				b.WriteByte(enc[i+1])
+				i += j + 1
+				continue
+			}
+		}
+		b.WriteByte(enc[i])
+		i++
+	}
+	return b.String()
+}
+
+// cleanAlready says no character of key is one htmlentities() changes: ASCII other than
+// the five it escapes.
+func cleanAlready(key string) bool {
+	for i := 0; i < len(key); i++ {
+		switch c := key[i]; {
+		case c >= 0x80, c == '&', c == '<', c == '>', c == '"', c == '\'':
+			return false
+		}
+	}
+	return true
+}
+
+func lettersOnly(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i] | 0x20; c < 'a' || c > 'z' {
+			return false
+		}
+	}
+	return true
+}

@@ -54,4 +54,5 @@ var (
 var allScripts = []*redis.Script{
 	pushScript, popScript, migrateScript, releaseScript, unreserveScript, sizesScript, clearScript, extendScript,
 	requeueInvalidScript, pushOnceScript,
+	cacheAddScript, durationAcquireScript, durationCheckScript,
 }

@@ -36,6 +36,14 @@ var (
 	// DatabaseUUIDs is the database-uuids failed-job provider and the uuid column of
 	// failed_jobs (8.x); before, the legacy database provider with integer ids.
 	DatabaseUUIDs = Feature{Name: "database-uuids", Major: 8, Since: "8.x"}
+	// JobMiddleware is Laravel's own queue middleware, Illuminate\Queue\Middleware
+	// (RateLimited, WithoutOverlapping 8.11; ThrottlesExceptions 8.32; every 8.x of the
+	// matrix is 8.83).
+	JobMiddleware = Feature{Name: "job middleware", Major: 8, Since: "8.11"}
+	// ClassSamples are the job classes of testdata/php/jobs_classes.php that the class
+	// facts tests read all of: some implement ShouldBeUnique and ShouldBeEncrypted or use
+	// Batchable (8.x), which a release before is not declared there.
+	ClassSamples = Feature{Name: "class facts of jobs_classes.php", Major: 8, Since: "8.x"}
 )
 
 // Has reports whether the release of this major has the feature.

@@ -61,7 +61,7 @@ type PHPEnv struct {
 	RetryAfter   int    // seconds; default 90
 	BlockFor     *int   // nil: never block
 	FailedDB     string // sqlite path or mysql:// / pgsql:// spec for the failed-job provider and job_batches
-	CacheStoreDB string // sqlite path or mysql:// / pgsql:// spec: the default cache store is the database store there (10+)
+	CacheStoreDB string // sqlite path or mysql:// / pgsql:// spec: the default cache store is the database store there
 	Record       string // file the test jobs append records to
 	Extra        map[string]string
 }

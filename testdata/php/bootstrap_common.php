@@ -108,6 +108,32 @@ function laraq_bind_optional_services(Container $app): void
     }
 }
 
+/**
+ * The skeleton's default store from 11.x (CACHE_STORE=database) on the database $spec
+ * names (a sqlite file, mysql://, pgsql://): tables cache and cache_locks on connection
+ * "cachedb", with the cache prefix, replacing the Redis store everywhere the container
+ * hands one out. 8.83's harness binds no database manager unless it needs one: one is
+ * made then.
+ */
+function laraq_use_database_cache_store(Container $app, string $spec): void
+{
+    if (! $app->bound('db')) {
+        $db = new \Illuminate\Database\Capsule\Manager($app);
+        $db->setEventDispatcher($app['events']);
+        $db->setAsGlobal();
+        $app->instance('db', $db->getDatabaseManager());
+    }
+    $app['config']->set('database.connections.cachedb', laraq_db_config($spec));
+    $app['config']->set('cache.default', 'database');
+    $app['config']->set('cache.stores.database', ['driver' => 'database', 'connection' => 'cachedb', 'table' => 'cache',
+        'lock_connection' => 'cachedb', 'lock_table' => 'cache_locks']);
+    $cache = new \Illuminate\Cache\CacheManager($app);
+    $app->instance('cache', $cache);
+    $app->instance(\Illuminate\Contracts\Cache\Factory::class, $cache);
+    $app->instance(\Illuminate\Contracts\Cache\Repository::class, $cache->store());
+    $app->instance('cache.store', $cache->store());
+}
+
 /** The connection prefix the queue's Redis connection really uses (options.prefix). */
 function laraq_redis_prefix(): string
 {

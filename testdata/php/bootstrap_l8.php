@@ -16,25 +16,12 @@
 //   LARAQ_FAILED_DB ('' = none; a sqlite file path, or a PDO-style spec mysql://… / pgsql://…)
 //   LARAQ_FAILED_TABLE (failed_jobs)  LARAQ_APP_TIMEZONE (UTC)
 //   LARAQ_RECORD (file the test jobs append their JSON records to)
+//   LARAQ_CACHE_DATABASE (a sqlite file, mysql://… or pgsql://…: the default cache store is the
+//                          database store there, as on 10-13; laraq_use_database_cache_store)
 //   LARAQ_APP_KEY (the encrypter key, base64:...; the harness's fixed key by default)
 error_reporting(E_ALL & ~E_DEPRECATED);
 
-require_once 'Illuminate/Config/autoload.php';
-require_once 'Illuminate/Queue/autoload.php';
-require_once 'Illuminate/Redis/autoload.php';
-require_once 'Illuminate/Events/autoload.php';
-require_once 'Illuminate/Bus/autoload.php';
-require_once 'Illuminate/Cache/autoload.php';
-require_once 'Illuminate/Database/autoload.php';
-require_once 'Illuminate/Encryption/autoload.php';
-// Optional Debian packages (scripts/install-peers.sh installs them): queued notifications,
-// mailables and broadcast events, and the predis client.
-foreach (['Illuminate/Notifications/autoload.php', 'Illuminate/Mail/autoload.php',
-    'Illuminate/Broadcasting/autoload.php', 'Predis/autoload.php'] as $optional) {
-    if (stream_resolve_include_path($optional)) {
-        require_once $optional;
-    }
-}
+require_once __DIR__ . '/autoload_l8.php';
 
 const LARAQ_PEER_MAJOR = 8;
 const LARAQ_PEER_TAG = 'v8.83';
@@ -176,6 +163,10 @@ function laraq_boot(): Container
         laraq_bind_failer_and_batches($app);
     } else {
         $app->instance('queue.failer', new NullFailedJobProvider());
+    }
+    $cacheSpec = laraq_env('LARAQ_CACHE_DATABASE');
+    if ($cacheSpec !== null) {
+        laraq_use_database_cache_store($app, $cacheSpec);
     }
     laraq_bind_optional_services($app);
     return $app;

@@ -55,18 +55,7 @@ require_once __DIR__ . '/bootstrap_common.php';
     }
     $spec = laraq_env('LARAQ_CACHE_DATABASE');
     if ($spec !== null) {
-        // The skeleton's default store from 11.x (CACHE_STORE=database): the cache and
-        // cache_locks tables on connection "cachedb", with the cache prefix, replacing
-        // the harness's Redis store everywhere the container hands one out.
-        $app['config']->set('database.connections.cachedb', laraq_db_config($spec));
-        $app['config']->set('cache.default', 'database');
-        $app['config']->set('cache.stores.database', ['driver' => 'database', 'connection' => 'cachedb', 'table' => 'cache',
-            'lock_connection' => 'cachedb', 'lock_table' => 'cache_locks']);
-        $cache = new \Illuminate\Cache\CacheManager($app);
-        $app->instance('cache', $cache);
-        $app->instance(\Illuminate\Contracts\Cache\Factory::class, $cache);
-        $app->instance(\Illuminate\Contracts\Cache\Repository::class, $cache->store());
-        $app->instance('cache.store', $cache->store());
+        laraq_use_database_cache_store($app, $spec);
     }
     laraq_bind_optional_services($app);
 })();

@@ -6,6 +6,7 @@
 //   php ops_cache.php get KEY             {"value": Cache::get(KEY), "redis_key": "<physical key>"}
 //   php ops_cache.php forever KEY JSON    Cache::forever(KEY, json_decode(JSON))
 //   php ops_cache.php forget KEY          {"forgotten": Cache::forget(KEY)}
+//   php ops_cache.php add KEY JSON SECONDS  {"added": Cache::add(KEY, json_decode(JSON), SECONDS)}
 //   php ops_cache.php increment KEY       {"value": Cache::increment(KEY)}
 //   php ops_cache.php lock NAME SECONDS OWNER   {"acquired": Cache::lock(NAME, SECONDS, OWNER)->acquire()}
 //   php ops_cache.php lock-owner NAME     {"owner": the lock's current owner or null}
@@ -29,6 +30,9 @@ switch ($op) {
         break;
     case 'forget':
         $out(['forgotten' => $cache->forget($key)]);
+        break;
+    case 'add':
+        $out(['added' => $cache->add($key, json_decode($argv[3] ?? 'null', true, 512, JSON_THROW_ON_ERROR), (int) ($argv[4] ?? 0))]);
         break;
     case 'increment':
         $out(['value' => $cache->increment($key)]);
@@ -56,6 +60,6 @@ switch ($op) {
         $out(['ok' => true]);
         break;
     default:
-        fwrite(STDERR, "usage: ops_cache.php get|forever|forget|increment|lock|lock-owner|migrate KEY [ARGS]\n");
+        fwrite(STDERR, "usage: ops_cache.php get|forever|forget|add|increment|lock|lock-owner|migrate KEY [ARGS]\n");
         exit(2);
 }

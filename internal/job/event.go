@@ -1,0 +1,100 @@
+package job
+
+import (
+	"fmt"
+	"time"
+)
+
+// Event is something a worker did, for logs, console lines and metrics.
+type Event struct {
+	Kind       EventKind
+	Time       time.Time // WorkerConfig.Now() when it happened
+	Connection string
+	Queue      string
+	// Job is the job concerned; nil for EventMigrated, EventInvalid and EventLoop, and
+	// for EventFailed of a payload that could not be parsed (see Payload). Each attempt
+	// has its own *JobInfo, so the pointer tells the events of one attempt apart.
+	Job *JobInfo
+	// Err is the exception (EventException, EventTimedOut), the failure recorded in
+	// the failed store (EventFailed), or, for EventLoop, the error of the loop's last
+	// Redis call (nil once Redis answers again).
+	Err error
+	// Delay is the release delay (EventReleased, EventHandedBack: how long the queue is
+	// left alone).
+	Delay time.Duration
+	// Runtime is how long the handler ran (EventProcessed, EventException,
+	// EventTimedOut, EventFailed after a run, and EventReleased after an exception).
+	Runtime time.Duration
+	// AfterException is set on EventReleased when the attempt threw or timed out and
+	// the worker released it for a retry (Laravel 9+'s JobReleasedAfterException). It
+	// is false when the handler asked for the release (ReleaseAfter, PHP's
+	// $this->release()), for a job without handler (ReleaseUnhandled) and for a job
+	// interrupted by a hard stop.
+	AfterException bool
+	// Count and From describe EventMigrated: Count jobs moved from the "delayed" or
+	// "reserved" set to the ready list.
+	Count int
+	From  string
+	// Payload is the payload of EventInvalid, and of EventFailed when Job is nil.
+	Payload []byte
+}
+
+// EventKind says what an Event is about. The names follow Laravel's queue events.
+type EventKind int
+
+const (
+	// EventProcessing: a handler is about to run (JobProcessing).
+	EventProcessing EventKind = iota + 1
+	// EventProcessed: the handler returned without error, also after Release or Delete,
+	// and after Fail, as PHP fires JobProcessed after a $this->fail() in handle()
+	// (JobProcessed).
+	EventProcessed
+	// EventFailed: the job was failed and written to the failed store (JobFailed).
+	EventFailed
+	// EventReleased: the job went to the delayed set for a retry.
+	EventReleased
+	// EventException: the handler returned an error or panicked, or the job had
+	// already exceeded its tries (JobExceptionOccurred).
+	EventException
+	// EventTimedOut: the job ran past its timeout.
+	EventTimedOut
+	// EventMigrated: due delayed jobs or expired reservations were moved to the ready
+	// list.
+	EventMigrated
+	// EventHandedBack: a job without handler was given back to the head of its queue.
+	EventHandedBack
+	// EventInvalid: a payload the pop script cannot reserve was moved aside to
+	// queues:NAME:invalid (a PHP worker would have lost it).
+	EventInvalid
+	// EventLoop: the worker loop's heartbeat, emitted once per loop iteration and at
+	// least every few seconds while the loop waits (for a free slot, in a sleep, while
+	// paused, while jobs drain after a stop). Err is the error of the loop's last Redis
+	// call, nil when it answered; it stays set until Redis answers again. No Job.
+	EventLoop
+)
+
+func (k EventKind) String() string {
+	switch k {
+	case EventProcessing:
+		return "processing"
+	case EventProcessed:
+		return "processed"
+	case EventFailed:
+		return "failed"
+	case EventReleased:
+		return "released"
+	case EventException:
+		return "exception"
+	case EventTimedOut:
+		return "timed_out"
+	case EventMigrated:
+		return "migrated"
+	case EventHandedBack:
+		return "handed_back"
+	case EventInvalid:
+		return "invalid"
+	case EventLoop:
+		return "loop"
+	}
+	return fmt.Sprintf("EventKind(%d)", int(k))
+}

@@ -1,0 +1,254 @@
+package worker
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/laraq/laraq/internal/horizon"
+	"github.com/laraq/laraq/internal/rdb"
+)
+
+// maxAckBatch bounds how many deletions go into one pipeline.
+const maxAckBatch = 256
+
+// acks deletes finished jobs. The deletions that jobs finishing at the same moment ask
+// for are sent together with rdb.DeleteReservedMany, in one round trip, instead of one
+// round trip each. The commands are the same (one ZREM per job, exactly the member the
+// pop returned); only the round trips and system calls are shared, which is most of the
+// client's CPU per job when many jobs finish per millisecond.
+type acks struct {
+	rdb     *rdb.RDB
+	hz      *horizon.Recorder       // nil: Horizon is off
+	batcher atomic.Pointer[batcher] // nil when none runs: deletions go straight through
+}
+
+type batcher struct {
+	mu       sync.RWMutex
+	closed   bool
+	inflight sync.WaitGroup // delete calls that handed a request to this batcher
+	reqs     chan *deleteReq
+	quit     chan struct{}
+	finished chan struct{}
+}
+
+type deleteReq struct {
+	job     rdb.Finished
+	hz      *horizon.Job // Horizon's records of the deletion, nil for none
+	deleted bool
+	err     error
+	done    chan struct{}
+
+	// A request without deletion: Horizon records sent in the order of the requests
+	// (see acks.record). release is called once they were sent.
+	record   func(ctx context.Context, b *rdb.HorizonBatch)
+	what     string
+	release  func()
+	reserves *horizon.Job // set for a job's reserved record
+}
+
+func newAcks(r *rdb.RDB, hz *horizon.Recorder) *acks { return &acks{rdb: r, hz: hz} }
+
+// delete removes one finished job's reserved copy and reports whether it was still there.
+// hz, when not nil, are the job's Horizon records, sent in the same round trip.
+func (a *acks) delete(ctx context.Context, queue string, reserved []byte, hz *horizon.Job) (bool, error) {
+	b := a.batcher.Load()
+	if b == nil {
+		return a.deleteOne(ctx, queue, reserved, hz)
+	}
+	b.mu.RLock()
+	if b.closed {
+		b.mu.RUnlock()
+		return a.deleteOne(ctx, queue, reserved, hz)
+	}
+	b.inflight.Add(1)
+	b.mu.RUnlock()
+	defer b.inflight.Done()
+
+	r := &deleteReq{job: rdb.Finished{Queue: queue, Reserved: reserved}, hz: hz, done: make(chan struct{})}
+	select {
+	case b.reqs <- r:
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+	<-r.done
+	return r.deleted, r.err
+}
+
+// start runs a batcher until the returned stop is called; stop waits for the requests
+// already handed over.
+func (a *acks) start(ctx context.Context) (stop func()) {
+	b := &batcher{reqs: make(chan *deleteReq, maxAckBatch), quit: make(chan struct{}), finished: make(chan struct{})}
+	a.batcher.Store(b)
+	go func() {
+		defer close(b.finished)
+		batch := make([]*deleteReq, 0, maxAckBatch)
+		for {
+			select {
+			case <-b.quit:
+				return
+			case r := <-b.reqs:
+				batch = append(batch[:0], r)
+			more:
+				for len(batch) < maxAckBatch {
+					select {
+					case r := <-b.reqs:
+						batch = append(batch, r)
+					default:
+						break more
+					}
+				}
+				a.deleteMany(ctx, batch)
+				for _, r := range batch {
+					if r.done != nil {
+						close(r.done)
+					}
+					if r.release != nil {
+						r.release()
+					}
+				}
+			}
+		}
+	}()
+	return func() {
+		a.batcher.Store(nil)
+		b.mu.Lock()
+		b.closed = true
+		b.mu.Unlock()
+		b.inflight.Wait()
+		close(b.quit)
+		<-b.finished
+	}
+}
+
+// reservedAndDeleted finds the completed jobs whose reserved record comes before their
+// deletion in reqs; nil when there are none.
+func reservedAndDeleted(reqs []*deleteReq) map[*horizon.Job]bool {
+	var reserving, both map[*horizon.Job]bool
+	for _, r := range reqs {
+		switch {
+		case r.reserves != nil:
+			if reserving == nil {
+				reserving = make(map[*horizon.Job]bool)
+			}
+			reserving[r.reserves] = true
+		case r.record == nil && r.hz != nil && r.hz.Failure == nil && reserving[r.hz]:
+			if both == nil {
+				both = make(map[*horizon.Job]bool)
+			}
+			both[r.hz] = true
+		}
+	}
+	return both
+}
+
+// deleteOne deletes one job outside a batch, with its Horizon records when it has any.
+func (a *acks) deleteOne(ctx context.Context, queue string, reserved []byte, hz *horizon.Job) (bool, error) {
+	if a.hz == nil || hz == nil {
+		return a.rdb.DeleteReserved(ctx, queue, reserved)
+	}
+	r := &deleteReq{job: rdb.Finished{Queue: queue, Reserved: reserved}, hz: hz}
+	a.deleteMany(ctx, []*deleteReq{r})
+	return r.deleted, r.err
+}
+
+// record sends Horizon records through the batcher, in the pipeline of the deletions
+// handed over with it, after every request handed over before: a job's reserved record
+// always precedes its completed record, which its deletion hands over later. It does
+// not wait. Without a running batcher it sends them at once.
+func (a *acks) record(ctx context.Context, what string, fn func(ctx context.Context, b *rdb.HorizonBatch)) {
+	a.send(ctx, &deleteReq{record: fn, what: what})
+}
+
+// recordReserved is record for job's reserved record, fn. When the job's deletion
+// travels in the same batch, the batch sends both records as one call
+// (rdb.Horizon.ReservedCompleted) instead of fn.
+func (a *acks) recordReserved(ctx context.Context, job *horizon.Job, fn func(ctx context.Context, b *rdb.HorizonBatch)) {
+	a.send(ctx, &deleteReq{record: fn, what: "reserved", reserves: job})
+}
+
+func (a *acks) send(ctx context.Context, req *deleteReq) {
+	if b := a.batcher.Load(); b != nil {
+		b.mu.RLock()
+		if !b.closed {
+			b.inflight.Add(1)
+			b.mu.RUnlock()
+			req.release = b.inflight.Done
+			select {
+			case b.reqs <- req:
+			case <-ctx.Done():
+				b.inflight.Done()
+			}
+			return
+		}
+		b.mu.RUnlock()
+	}
+	a.hz.ExecBatch(ctx, req.what, func(b *rdb.HorizonBatch) { req.record(ctx, b) })
+}
+
+// deleteMany sends a batch of requests: the deletions of finished jobs
+// (rdb.DeleteReservedMany), whose results it sets, and Horizon's records, in the order
+// of the requests: those of the batcher's record requests, and for each deletion its
+// completed and metrics, or failed, records. With Horizon's keys on the queue's client
+// they go in the pipeline of the deletions, after them; otherwise in a pipeline of their
+// own right after. PHP's Horizon records a deletion (JobDeleted) whether or not the
+// reservation was still there: a job whose reservation had expired is recorded finished
+// by the worker that finished it.
+func (a *acks) deleteMany(ctx context.Context, reqs []*deleteReq) {
+	h := a.hz
+	jobs := make([]rdb.Finished, 0, len(reqs))
+	dels := make([]*deleteReq, 0, len(reqs))
+	withRecords := false
+	for _, r := range reqs {
+		if r.record != nil {
+			withRecords = true
+			continue
+		}
+		jobs = append(jobs, r.job)
+		dels = append(dels, r)
+		withRecords = withRecords || r.hz != nil
+	}
+	if h == nil || !withRecords {
+		deleted, errs, _ := a.rdb.DeleteReservedMany(ctx, jobs)
+		for i, r := range dels {
+			r.deleted, r.err = deleted[i], errs[i]
+		}
+		return
+	}
+	// Every record of the requests, in their order, as one batch: one script call. A
+	// job whose reserved record and deletion are both here has them sent together.
+	together := reservedAndDeleted(reqs)
+	queue := func(p redis.Pipeliner) {
+		b := &rdb.HorizonBatch{}
+		for _, r := range reqs {
+			switch {
+			case r.record != nil:
+				if r.reserves == nil || !together[r.reserves] {
+					r.record(ctx, b)
+				}
+			case r.hz != nil && r.err == nil:
+				h.Finished(ctx, b, r.hz, together[r.hz])
+			}
+		}
+		if _, err := b.Queue(ctx, p); err != nil {
+			h.Failed("records", err)
+		}
+	}
+	if !h.Shared || len(jobs) == 0 {
+		if len(jobs) > 0 {
+			deleted, errs, _ := a.rdb.DeleteReservedMany(ctx, jobs)
+			for i, r := range dels {
+				r.deleted, r.err = deleted[i], errs[i]
+			}
+		}
+		h.Exec(ctx, "records", func(p redis.Pipeliner) error { queue(p); return nil })
+		return
+	}
+	deleted, errs, extra, _ := a.rdb.DeleteReservedManyAnd(ctx, jobs, queue)
+	for i, r := range dels {
+		r.deleted, r.err = deleted[i], errs[i]
+	}
+	h.Settle(ctx, "records", extra)
+}

@@ -1,0 +1,68 @@
+package laraq
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/laraq/laraq/internal/rdb"
+)
+
+// RedisAuthError is Redis refusing a connection's credentials (a wrong or missing
+// password, a disabled ACL user, a command the user may not run). Retrying cannot help:
+// the worker stops with it and commands fail at once. Server names the server (host:port
+// and database), never the secret.
+type RedisAuthError = rdb.AuthError
+
+// ServerOf names the Redis server(s) a client talks to, without credentials:
+// "127.0.0.1:6379/0", "cluster 10.0.0.1:7000,10.0.0.2:7000", "sentinel mymaster".
+func ServerOf(c redis.UniversalClient) string { return rdb.ServerOf(c) }
+
+// credentialsTimeout bounds CheckCredentials' wait for a server that does not answer.
+const credentialsTimeout = 2 * time.Second
+
+// CheckCredentials pings the connection's Redis servers (the queue's and the cache's)
+// and returns a *RedisAuthError when one refuses the credentials. Any other error, such
+// as a server not answering yet, is not reported: a worker waits for Redis to come back.
+func (c *Connection) CheckCredentials(ctx context.Context) error {
+	clients := []redis.UniversalClient{c.Client}
+	if c.Cache.Client != nil && c.Cache.Client != c.Client {
+		clients = append(clients, c.Cache.Client)
+	}
+	ctx, cancel := context.WithTimeout(ctx, credentialsTimeout)
+	defer cancel()
+	for _, cl := range clients {
+		if cl == nil {
+			continue
+		}
+		if err := rdb.AuthErrorOf(cl, cl.Ping(ctx).Err()); err != nil && rdb.IsAuthError(err) {
+			return err
+		}
+	}
+	return nil
+}
+
+// RedisLog routes go-redis' own log lines (dial failures, pool and connection notices)
+// to a slog.Logger at level Warn, so that they take the worker log's format instead of
+// bypassing it on stderr. go-redis has one logger per process, which only a program may
+// set (laraq itself never does); install it with
+//
+//	redis.SetLogger(laraq.RedisLog{Logger: logger})
+//
+// The `laraq` command does this for every command.
+type RedisLog struct {
+	Logger *slog.Logger
+}
+
+// Printf implements go-redis' internal.Logging.
+func (l RedisLog) Printf(ctx context.Context, format string, v ...any) {
+	if l.Logger == nil {
+		return
+	}
+	msg := strings.TrimPrefix(fmt.Sprintf(format, v...), "redis: ")
+	l.Logger.WarnContext(ctx, msg, "source", "go-redis")
+}
