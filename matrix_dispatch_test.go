@@ -74,15 +74,15 @@ func wantRetryDelay(delay int64, timeoutAt, since80 time.Time) func(t *testing.T
 		want, got := fmt.Sprintf("delay=%d timeoutAt=%d", delay, timeoutAt.Unix()),
 			fmt.Sprintf("delay=%s timeoutAt=%s", unix(env.Delay), unix(env.RetryUntil))
 		if rel.AtLeast(8, 0, 0) {
-			want, got = "backoff=null retryUntil=null", fmt.Sprintf("backoff=%v retryUntil=%s", env.Backoff, unix(env.RetryUntil))
+			want = "backoff=null retryUntil=null"
 			if !since80.IsZero() {
 				want = fmt.Sprintf("backoff=null retryUntil=%d", since80.Unix())
 			}
+			backoff := "null"
 			if env.Backoff != nil {
-				got = fmt.Sprintf("backoff=%s retryUntil=%s", *env.Backoff, unix(env.RetryUntil))
-			} else {
-				got = "backoff=null retryUntil=" + unix(env.RetryUntil)
+				backoff = *env.Backoff
 			}
+			got = fmt.Sprintf("backoff=%s retryUntil=%s", backoff, unix(env.RetryUntil))
 		}
 		if got != want {
 			t.Errorf("%s: %s, want %s", rel, got, want)
