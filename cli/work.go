@@ -101,6 +101,7 @@ type workFlags struct {
 	concurrency    int
 	retryAfter     int
 	forward        string
+	forwardInsec   bool
 	noCache        bool
 	shutdownGrace  float64
 	timeoutRelease bool
@@ -133,6 +134,7 @@ func runWork(ctx context.Context, app *App, args []string) int {
 	fs.IntVar(&w.concurrency, "concurrency", laraq.DefaultConcurrency, "jobs run at once (the Redis pools are sized for them)")
 	fs.IntVar(&w.retryAfter, "retry-after", 0, "the connection's retry_after in `seconds` (default: LARAQ_REDIS_QUEUE_RETRY_AFTER, else the\napplication's REDIS_QUEUE_RETRY_AFTER, else 90)")
 	fs.StringVar(&w.forward, "forward", "", "POST every job to this `URL` instead of running Go handlers")
+	fs.BoolVar(&w.forwardInsec, "forward-insecure", false, "forward ShouldBeEncrypted jobs, decrypted, over plain http:// to a host that is not loopback\n(refused by default: the command would cross the network in clear text; the job is failed instead)")
 	fs.BoolVar(&w.noCache, "no-cache", false, "use no cache: no restart/pause signals, no maxExceptions")
 	fs.Float64Var(&w.shutdownGrace, "shutdown-grace", laraq.DefaultShutdownGrace.Seconds(), "`seconds` jobs in flight may still run after SIGTERM")
 	fs.BoolVar(&w.timeoutRelease, "timeout-releases", false, "release timed-out jobs (with their backoff) instead of leaving them reserved until retry_after, as PHP does")
@@ -213,9 +215,17 @@ func runWork(ctx context.Context, app *App, args []string) int {
 
 	jobs := app.Jobs
 	if w.forward != "" {
-		fw, err := newForwarder(w.forward, cfg.Concurrency)
+		fw, err := newForwarder(w.forward, cfg.Concurrency, w.forwardInsec)
 		if err != nil {
 			return app.errorf("--forward: %v", err)
+		}
+		logger.Info("forwarding every job", "url", fw.display)
+		if fw.plainOffHost && conn.Encrypter != nil {
+			if w.forwardInsec {
+				logger.Warn("--forward-insecure: ShouldBeEncrypted jobs are sent decrypted over plain http:// to a host that is not loopback", "url", fw.display)
+			} else {
+				logger.Warn("--forward is plain http:// to a host that is not loopback: ShouldBeEncrypted jobs are failed instead of sent decrypted (use https://, or --forward-insecure)", "url", fw.display)
+			}
 		}
 		jobs = laraq.NewJobs()
 		jobs.Fallback(fw.Handle)
