@@ -56,9 +56,11 @@ type ConnectOptions struct {
 	WithoutFailedStore bool
 	// Logger receives the failed-job store's warnings. Default slog.Default().
 	Logger *slog.Logger
-	// WithoutRedisCheck skips the credentials check (Connection.CheckCredentials), for
-	// what may not use Redis at all, such as listing failed jobs. Default false: refused
-	// credentials fail Connect at once.
+	// WithoutRedisCheck skips the check of the servers, for what may not use Redis at
+	// all, such as listing failed jobs. Default false: refused credentials
+	// (Connection.CheckCredentials), a refused TLS certificate (ErrRedisTLS) and a
+	// Sentinel deployment of which no Sentinel answers (ErrSentinel) fail Connect at
+	// once; a server that does not answer yet is waited for by what uses it.
 	WithoutRedisCheck bool
 	// RequireSharedCache makes a database cache store that cannot be opened an error
 	// instead of a warning: what writes signals PHP must read (restart, pause) needs it.
@@ -82,6 +84,10 @@ func (c *Config) Connect(ctx context.Context, opts ConnectOptions) (*laraq.Conne
 	// Refused credentials fail at once; a server that does not answer yet is waited for.
 	if !opts.WithoutRedisCheck {
 		if err := conn.CheckCredentials(ctx); err != nil {
+			conn.Close()
+			return nil, err
+		}
+		if err := c.checkServers(ctx, conn); err != nil {
 			conn.Close()
 			return nil, err
 		}

@@ -169,6 +169,16 @@
 // a cache store that is neither Redis nor the database store (restart, pause and
 // maxExceptions then cannot be shared).
 //
+// # TLS
+//
+// A connection uses TLS as PHP's client would: a rediss:// or tls:// url (Laravel's
+// ConfigurationUrlParser maps rediss to tls), the connection's 'scheme' => 'tls' (which
+// applications add as env('REDIS_SCHEME', 'tcp')), a host written tls://host (or ssl://
+// for phpredis), or LARAQ_REDIS_TLS. The server's certificate is checked against the
+// system's roots, or the CAs of LARAQ_REDIS_TLS_CA, for the host connected to (or
+// LARAQ_REDIS_TLS_SERVER_NAME). A certificate the client refuses fails Connect at once
+// with ErrRedisTLS, naming the server and the setting that fixes it.
+//
 // # Secrets
 //
 // Config.String, Config.LogValue, Redis.String and RedactDSN replace passwords and the app

@@ -170,8 +170,21 @@ func (l *loader) redisParts(role redisRole, name string) (redisParts, error) {
 	if p.host == "" {
 		p.host = DefaultRedisHost
 	}
-	if h, ok := strings.CutPrefix(p.host, "tls://"); ok {
-		p.host, p.tls = h, true
+	// The connection's 'scheme' (not in the skeletons; applications add
+	// 'scheme' => env('REDIS_SCHEME', 'tcp') for TLS): PhpRedisConnector puts it before
+	// the host ("tls://host"), predis takes it as its scheme parameter. A scheme in the
+	// host itself ("tls://host", phpredis also "ssl://") says the same.
+	scheme := get(key("Scheme"), "scheme", []string{"REDIS_SCHEME"})
+	if scheme.ok && scheme.v.kind != phpNull && tlsScheme(scheme.str()) {
+		p.tls = true
+	}
+	if sch, h, ok := strings.Cut(p.host, "://"); ok {
+		switch {
+		case tlsScheme(sch):
+			p.host, p.tls = h, true
+		case strings.EqualFold(sch, "tcp"):
+			p.host = h
+		}
 	}
 	port := get(key("Port"), "port", []string{"REDIS_PORT"})
 	var err error
@@ -265,6 +278,16 @@ func (l *loader) redisParts(role redisRole, name string) (redisParts, error) {
 		return p, fmt.Errorf("config: Redis database numbers must not be negative (%s %d, %s)", role.dbVar, p.db, r.origins[dbKey])
 	}
 	return p, nil
+}
+
+// tlsScheme reports whether a connection's scheme means TLS: tls (Laravel's, and a
+// rediss:// URL's, which ConfigurationUrlParser maps to tls), ssl (phpredis) or rediss.
+func tlsScheme(s string) bool {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "tls", "ssl", "rediss":
+		return true
+	}
+	return false
 }
 
 // connectionPrefix is the prefix the PHP client of a connection applies: the
