@@ -75,10 +75,11 @@ func Main(ctx context.Context, args []string, opts ...Option) int {
 	if app.Jobs == nil {
 		app.Jobs = laraq.NewJobs()
 	}
-	// go-redis writes its own lines (dial failures, pool notices) with the standard log
-	// package; they go to this program's stderr as log records instead (`work` then
-	// switches them to its --log-format).
-	redis.SetLogger(laraq.RedisLog{Logger: slog.New(slog.NewTextHandler(app.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	// go-redis writes its own lines (dial failures, pool notices, Sentinel news) with the
+	// standard log package; they go to this program's stderr as log records instead
+	// (`work` then switches them to its --log-format). The logger is go-redis' global:
+	// the CLI, which owns the process, may set it; the library never does.
+	redis.SetLogger(newRedisLog(slog.New(slog.NewTextHandler(app.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))))
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		if len(args) > 1 {
 			if c, ok := app.command(args[1]); ok {

@@ -24,6 +24,12 @@
 // language. `demo` runs recorded Laravel jobs through example handlers on an in-memory
 // Redis.
 //
+// go-redis has one logger per process (redis.SetLogger). The CLI, which owns the process,
+// sets it so that go-redis' own lines join the command's log in its format, at a level
+// by what they say (a Sentinel's new master is info, a dial failure a warning); the
+// library never touches it, and a program built on it chooses for itself
+// (laraq.RedisLog is one way).
+//
 // Signals are handled here and only here: SIGTERM and SIGINT stop a worker gracefully
 // (a second one ends the process at once), SIGUSR2 pauses it and SIGCONT resumes it, as
 // `php artisan queue:work` does.

@@ -168,7 +168,7 @@ func runWork(ctx context.Context, app *App, args []string) int {
 	}
 	logger := out.log
 	// go-redis' own lines (dial failures, pool notices) join the log, in its format.
-	redis.SetLogger(laraq.RedisLog{Logger: logger})
+	redis.SetLogger(newRedisLog(logger))
 	cfg, err := w.config()
 	if err != nil {
 		return app.errorf("%v", err)

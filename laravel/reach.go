@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -46,7 +47,13 @@ func (c *Config) checkServers(ctx context.Context, conn *laraq.Connection) error
 	ctx, cancel := context.WithTimeout(ctx, reachTimeout)
 	defer cancel()
 	for _, s := range servers {
-		if !s.conf.TLS && s.conf.SentinelMaster == "" {
+		if s.conf.SentinelMaster != "" {
+			if err := checkSentinels(ctx, s.conf); err != nil {
+				return err
+			}
+			continue
+		}
+		if !s.conf.TLS {
 			continue // CheckCredentials' ping said what a plain server can
 		}
 		if err := serverError(s.conf, s.client.Ping(ctx).Err()); err != nil {
@@ -80,42 +87,53 @@ func serverError(r Redis, err error) error {
 	case errors.As(err, &header):
 		return fmt.Errorf("%w: redis at %s: the server does not speak TLS on that port (%v); use redis:// (no TLS) or the server's TLS port", ErrRedisTLS, where, err)
 	}
-	if r.SentinelMaster == "" {
-		return nil
-	}
-	msg := err.Error()
-	switch {
-	case strings.Contains(msg, "all sentinels specified in configuration are unreachable"):
-		if onlyNil(err) {
-			return fmt.Errorf("%w: no Sentinel at %s knows a master named %q (SENTINEL GET-MASTER-ADDR-BY-NAME answered nil); check --redis-sentinel-master (LARAQ_REDIS_SENTINEL_MASTER)",
-				ErrSentinel, strings.Join(r.Addrs, ","), r.SentinelMaster)
-		}
-		return fmt.Errorf("%w: none of the Sentinels %s answered for master %q: %s", ErrSentinel, strings.Join(r.Addrs, ","), r.SentinelMaster,
-			strings.TrimPrefix(msg, "redis: all sentinels specified in configuration are unreachable: "))
-	case strings.Contains(msg, "no sentinels configured"):
-		return fmt.Errorf("%w: no Sentinel address given for master %q", ErrSentinel, r.SentinelMaster)
-	}
 	return nil
 }
 
-// onlyNil reports whether every error joined in err is redis.Nil: each Sentinel answered,
-// and none knows the master.
-func onlyNil(err error) bool {
-	var errs []error
-	for e := errors.Unwrap(err); e != nil; {
-		if j, ok := e.(interface{ Unwrap() []error }); ok {
-			errs = j.Unwrap()
-			break
+// checkSentinels asks each Sentinel of r for its master, all at once: an error when none
+// answers (each one's error joined) or none knows the master's name. go-redis' own client
+// would retry until the context ends and report only "context deadline exceeded".
+func checkSentinels(ctx context.Context, r Redis) error {
+	o, err := r.UniversalOptions()
+	if err != nil {
+		return err
+	}
+	errs := make([]error, len(r.Addrs))
+	var wg sync.WaitGroup
+	for i, addr := range r.Addrs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sc := redis.NewSentinelClient(&redis.Options{Addr: addr, Username: r.SentinelUsername, Password: r.SentinelPassword,
+				TLSConfig: o.TLSConfig, MaxRetries: -1, DialTimeout: reachTimeout})
+			defer sc.Close()
+			if _, err := sc.GetMasterAddrByName(ctx, r.SentinelMaster).Result(); err != nil {
+				errs[i] = fmt.Errorf("%s: %w", addr, err)
+			}
+		}()
+	}
+	wg.Wait()
+	unknown := 0
+	for _, e := range errs {
+		switch {
+		case e == nil:
+			return nil // a Sentinel names the master: go-redis will find it
+		case errors.Is(e, redis.Nil):
+			unknown++
 		}
-		e = errors.Unwrap(e)
 	}
-	if len(errs) == 0 {
-		return false
+	if err := serverError(r, errors.Join(errs...)); err != nil {
+		return err // a Sentinel's refused certificate
 	}
+	if unknown == len(errs) {
+		return fmt.Errorf("%w: no Sentinel at %s knows a master named %q (SENTINEL GET-MASTER-ADDR-BY-NAME answered nil); check --redis-sentinel-master (LARAQ_REDIS_SENTINEL_MASTER)",
+			ErrSentinel, strings.Join(r.Addrs, ","), r.SentinelMaster)
+	}
+	var parts []string
 	for _, e := range errs {
 		if !errors.Is(e, redis.Nil) {
-			return false
+			parts = append(parts, e.Error())
 		}
 	}
-	return true
+	return fmt.Errorf("%w: none of the Sentinels %s answered for master %q: %s", ErrSentinel, strings.Join(r.Addrs, ","), r.SentinelMaster, strings.Join(parts, "; "))
 }

@@ -83,6 +83,40 @@ func (l *loader) loadRedis(known bool) error {
 	c.Redis, c.CacheRedis = build(q), build(ch)
 	sentinel, sOrigin, hasSentinel := r.override("REDIS_SENTINEL")
 	cluster, cOrigin, hasCluster := r.override("REDIS_CLUSTER")
+	_, uOrigin, hasURL := r.override("REDIS_URL")
+	switch {
+	case hasSentinel && hasURL && uOrigin.Kind == Flag && sOrigin.Kind == Flag:
+		return fmt.Errorf("config: %s and %s are both given; name either one server or the Sentinels", uOrigin, sOrigin)
+	case hasSentinel && hasURL && uOrigin.Kind == Flag:
+		// A server named on the command line is what the operator means now.
+		c.warn("%s is ignored: %s names the server", sOrigin, uOrigin)
+		hasSentinel = false
+	}
+	// The application's own Sentinels (predis), unless laraq is told of another server.
+	appMaster := DefaultSentinelMaster
+	if _, _, hostSet := r.override("REDIS_HOST"); !hasCluster && !hasURL && !hostSet {
+		for _, cr := range []struct {
+			conn string
+			rd   *Redis
+		}{{c.RedisConnection, &c.Redis}, {c.CacheConnection, &c.CacheRedis}} {
+			s, err := l.appSentinel(cr.conn, client)
+			if err != nil {
+				return err
+			}
+			if s == nil {
+				continue
+			}
+			if cr.rd == &c.Redis {
+				appMaster = s.master
+			}
+			if !hasSentinel {
+				s.apply(cr.rd)
+				if cr.rd == &c.Redis {
+					r.origins["RedisAddrs"] = s.origin
+				}
+			}
+		}
+	}
 	switch {
 	case hasSentinel && hasCluster:
 		return fmt.Errorf("config: %s and %s are both set; a connection is either Sentinel or Cluster", sOrigin, cOrigin)
@@ -91,7 +125,7 @@ func (l *loader) loadRedis(known bool) error {
 		if err != nil {
 			return err
 		}
-		master := DefaultSentinelMaster
+		master := appMaster
 		if v, _, ok := r.override("REDIS_SENTINEL_MASTER"); ok && v != "" {
 			master = v
 		}
