@@ -37,8 +37,8 @@ type Fleet struct {
 	// RedisArgs, when set, replace "--redis RedisURL" (the Sentinel flags).
 	RedisArgs []string
 	Prefix    string
-	Recorder *Recorder
-	PHPEnv   func(worker, record string) []string // the environment of a PHP worker
+	Recorder  *Recorder
+	PHPEnv    func(worker, record string) []string // the environment of a PHP worker
 
 	mu      sync.Mutex
 	workers []*Worker
