@@ -141,6 +141,9 @@ func (c *Worker) heartbeat(ctx context.Context, r *run) {
 		pctx, cancel := context.WithTimeout(ctx, heartbeatInterval)
 		err := c.rdb.Client().Ping(pctx).Err()
 		cancel()
+		if err == nil && rdb.IsOutOfMemory(r.redisErr) {
+			err = r.redisErr // a PING writes nothing: Redis refuses pops until one succeeds
+		}
 		r.redisCall(ctx, err)
 	}
 	c.beat(r)
@@ -251,6 +254,11 @@ func (c *Worker) fetch(r *run, n int) (got int, active string, err error) {
 		sent := time.Now()
 		jobs, err := c.rdb.PopTicket(r.ctx, q, now+c.s.retryAfter, n, c.ticket(r))
 		if err != nil {
+			if rdb.IsOutOfMemory(err) {
+				// Redis refused the pop (maxmemory, noeviction): it reserved nothing and
+				// there is no reply to ask for again.
+				return 0, active, err
+			}
 			r.pending = &pendingPop{queue: q, max: n, expires: c.expiresAt(sent)}
 			if r.ctx.Err() != nil {
 				return 0, active, nil
