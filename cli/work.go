@@ -25,10 +25,12 @@ func init() {
 const workUsage = `work [flags] [CONNECTION]
 
 Works Laravel's Redis queues like 'php artisan queue:work CONNECTION': jobs are taken,
-retried, released and failed by Laravel's rules, side by side with PHP workers.
+retried, released and failed by Laravel's rules, side by side with PHP workers. The jobs
+run the Go handlers this binary registered; with --forward every job is sent to an HTTP
+service instead.
+
 CONNECTION is the queue connection name recorded with failed jobs and used in
-queue:pause keys (default: LARAQ_CONNECTION, else "redis"). The jobs run the Go handlers
-this binary registered; with --forward every job is sent to an HTTP service instead.
+queue:pause keys (default: LARAQ_CONNECTION, else "redis").
 
 Configuration: point laraq at the Laravel application with --laravel-root DIR (its .env,
 config files and framework version) or --env-file PATH, and it uses the application's
@@ -115,8 +117,24 @@ type workFlags struct {
 	metricsAddr    string
 }
 
+// workSections order `work --help`: the flags an artisan user reaches for every day
+// first, as php artisan queue:work names them, then the rest by what they are about.
+var workSections = []helpSection{
+	{title: "Everyday flags (php artisan queue:work's)", names: []string{"CONNECTION", "queue", "concurrency", "tries", "timeout", "memory", "sleep", "stop-when-empty"},
+		args: map[string]string{"CONNECTION": "the queue connection's name, which failed jobs and queue:pause keys carry (default: LARAQ_CONNECTION, else redis)"}},
+	{title: "More of queue:work's flags", names: []string{"once", "backoff", "max-jobs", "max-time", "rest", "block-for", "retry-after", "quiet", "verbose"}},
+	{title: "The Laravel application", names: []string{"laravel-root", "env-file", "laravel-version", "cache-prefix", "no-cache"}},
+	{title: "Redis", names: []string{"redis", "redis-sentinel", "redis-sentinel-master", "prefix"}},
+	{title: "Failed jobs", names: []string{"database", "table", "create-failed-table"}},
+	{title: "Go handlers", names: []string{"unhandled", "unhandled-delay", "timeout-releases", "no-reservation-heartbeat", "shutdown-grace"}},
+	{title: "Forwarding to an HTTP service", names: []string{"forward", "forward-insecure"}},
+	{title: "Horizon", names: []string{"horizon", "horizon-supervisor", "horizon-trim"}},
+	{title: "Metrics, logs and tracing", names: []string{"metrics-addr", "log-level", "log-format"}},
+}
+
 func runWork(ctx context.Context, app *App, args []string) int {
 	fs := app.NewFlagSet("work", workUsage)
+	fs.sections = workSections
 	af := addAppFlags(fs.FlagSet, true, true)
 	hf := addHorizonFlags(fs.FlagSet, true)
 	var w workFlags
@@ -180,8 +198,7 @@ func runWork(ctx context.Context, app *App, args []string) int {
 		}
 	}
 	if appCfg.Release.Guessed {
-		logger.Warn("the Laravel release is guessed, not known: name it with --laravel-version (or --laravel-root to read the framework) if the prefix or the failure texts are wrong",
-			"release", appCfg.Release.String(), "from", appCfg.Origin("Release").String(), "prefix", appCfg.Prefix)
+		warnGuessedRelease(logger, appCfg)
 	}
 
 	// The pools fit the worker: a connection per running job plus popping/blocking and
@@ -265,6 +282,20 @@ func runWork(ctx context.Context, app *App, args []string) int {
 	default:
 		return app.errorf("%v", err)
 	}
+}
+
+// warnGuessedRelease says that the release is a guess. With the application's directory
+// known, it says what could not be read there (asking for --laravel-root then would
+// not help); without, how to name the release.
+func warnGuessedRelease(logger *slog.Logger, cfg *laravel.Config) {
+	attrs := []any{"release", cfg.Release.String(), "from", cfg.Origin("Release").String(), "prefix", cfg.Prefix}
+	if cfg.Root == "" {
+		logger.Warn("the Laravel release is guessed, not known: name it with --laravel-version (or --laravel-root to read the framework) if the prefix or the failure texts are wrong", attrs...)
+		return
+	}
+	logger.Warn("the Laravel release could not be read under "+cfg.Root+": there is no vendor/laravel/framework, and neither "+
+		"vendor/composer/installed.json nor composer.lock names laravel/framework (run composer install there); laraq guessed the release, "+
+		"which decides the prefix and the failure texts", attrs...)
 }
 
 // config turns the flags into the worker's options; the connection's settings
