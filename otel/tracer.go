@@ -31,13 +31,13 @@ const (
 // opentelemetry-php-contrib's Laravel worker span uses, so dashboards built on PHP's
 // spans read Go's alike; deleted and released too.
 const (
-	KeyJobName   = attribute.Key("messaging.message.job_name")
-	KeyAttempts  = attribute.Key("messaging.message.attempts")
-	KeyDeleted   = attribute.Key("messaging.message.deleted")
-	KeyReleased  = attribute.Key("messaging.message.released")
-	KeyClass     = attribute.Key("laraq.job.class")
+	KeyJobName    = attribute.Key("messaging.message.job_name")
+	KeyAttempts   = attribute.Key("messaging.message.attempts")
+	KeyDeleted    = attribute.Key("messaging.message.deleted")
+	KeyReleased   = attribute.Key("messaging.message.released")
+	KeyClass      = attribute.Key("laraq.job.class")
 	KeyConnection = attribute.Key("laraq.queue.connection")
-	KeyOutcome   = attribute.Key("laraq.job.outcome")
+	KeyOutcome    = attribute.Key("laraq.job.outcome")
 )
 
 // Config configures a Tracer.

@@ -13,8 +13,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/laraq/laraq"
-	"github.com/laraq/laraq/payload"
 	laraqotel "github.com/laraq/laraq/otel"
+	"github.com/laraq/laraq/payload"
 )
 
 // TestOutcomeFromEvents: each order of events a worker sends for an attempt ends its span
