@@ -18,6 +18,7 @@ import (
 	"github.com/laraq/laraq"
 	"github.com/laraq/laraq/encryption"
 	"github.com/laraq/laraq/internal/secret"
+	laraqotel "github.com/laraq/laraq/otel"
 	"github.com/laraq/laraq/payload"
 )
 
@@ -110,6 +111,9 @@ func (f *forwarder) Handle(ctx context.Context, job *laraq.JobInfo) error {
 	req.Header.Set("X-Laraq-Attempt", strconv.Itoa(job.Attempt))
 	req.Header.Set("X-Laraq-Queue", job.Queue)
 	req.Header.Set("X-Laraq-Connection", job.Connection)
+	// The job's trace goes on to the service (W3C traceparent/tracestate): the attempt's
+	// span under --otel, else the context PHP's instrumentation put in the payload.
+	laraqotel.Headers(ctx, job.Raw, req.Header)
 	resp, err := f.client.Do(req)
 	if err != nil {
 		// net/http's *url.Error quotes the URL with its query (tokens and all): name the

@@ -15,6 +15,7 @@ import (
 	"github.com/laraq/laraq"
 	"github.com/laraq/laraq/artisanlog"
 	"github.com/laraq/laraq/laravel"
+	laraqotel "github.com/laraq/laraq/otel"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -73,7 +74,9 @@ that a wrong guess does not hide them (--log-level debug lists the keys).
 
 --forward URL: each job is POSTed as JSON with the headers Content-Type:
 application/json, X-Laraq-Job-Id, X-Laraq-Job-Uuid, X-Laraq-Attempt, X-Laraq-Queue and
-X-Laraq-Connection; the body is
+X-Laraq-Connection, and the job's trace as W3C traceparent and tracestate (the attempt's
+span under --otel, else the context OpenTelemetry's PHP instrumentation put in the
+payload), so that the service continues the trace; the body is
 
   {"id": "...", "uuid": "...", "attempt": 1, "queue": "default", "connection": "redis",
    "name": "App\\Jobs\\X", "class": "App\\Jobs\\X",
@@ -115,6 +118,7 @@ type workFlags struct {
 	logLevel       string
 	logFormat      string
 	metricsAddr    string
+	otel           bool
 }
 
 // workSections order `work --help`: the flags an artisan user reaches for every day
@@ -129,7 +133,7 @@ var workSections = []helpSection{
 	{title: "Go handlers", names: []string{"unhandled", "unhandled-delay", "timeout-releases", "no-reservation-heartbeat", "shutdown-grace"}},
 	{title: "Forwarding to an HTTP service", names: []string{"forward", "forward-insecure"}},
 	{title: "Horizon", names: []string{"horizon", "horizon-supervisor", "horizon-trim"}},
-	{title: "Metrics, logs and tracing", names: []string{"metrics-addr", "log-level", "log-format"}},
+	{title: "Metrics, logs and tracing", names: []string{"metrics-addr", "log-level", "log-format", "otel"}},
 }
 
 func runWork(ctx context.Context, app *App, args []string) int {
@@ -168,6 +172,9 @@ func runWork(ctx context.Context, app *App, args []string) int {
 	fs.StringVar(&w.logLevel, "log-level", "info", "`level` of the stderr log: debug, info, warn, error")
 	fs.StringVar(&w.logFormat, "log-format", string(artisanlog.Artisan), "`format` of job lines and log: artisan (Laravel 9+), artisan8, json or text; colours on a terminal")
 	fs.StringVar(&w.metricsAddr, "metrics-addr", "", "serve Prometheus /metrics and /healthz on this `address`, e.g. :9090")
+	fs.BoolVar(&w.otel, "otel", false, "export a span per job attempt with OpenTelemetry's OTLP/HTTP exporter, the child of the trace the\n"+
+		"payload carries (default: on when OTEL_TRACES_EXPORTER=otlp or an OTEL_EXPORTER_OTLP_[TRACES_]ENDPOINT is set,\n"+
+		"off with OTEL_SDK_DISABLED=true; OTEL_SERVICE_NAME, default laraq, and the other OTEL_* variables apply)")
 	positional, rc := parseInterleaved(fs, args)
 	if rc >= 0 {
 		return rc
@@ -230,6 +237,19 @@ func runWork(ctx context.Context, app *App, args []string) int {
 			"database", dsn)
 	}
 
+	var tracer *laraqotel.Tracer
+	if tracingWanted(w.otel, app.Getenv) {
+		tr, shutdown, err := startTracing(ctx, app.Getenv, logger)
+		if err != nil {
+			return app.errorf("%v", err)
+		}
+		defer shutdown()
+		tracer = tr
+		if w.forward == "" {
+			logger.Warn("--otel: this build traces the jobs --forward sends; jobs run by Go handlers get their spans once the worker calls the tracing middleware")
+		}
+	}
+
 	jobs := app.Jobs
 	if w.forward != "" {
 		fw, err := newForwarder(w.forward, cfg.Concurrency, w.forwardInsec)
@@ -246,11 +266,17 @@ func runWork(ctx context.Context, app *App, args []string) int {
 		}
 		jobs = laraq.NewJobs()
 		jobs.Fallback(fw.Handle)
+		if tracer != nil {
+			jobs = laraq.NewJobs()
+			jobs.Fallback(func(ctx context.Context, job *laraq.JobInfo) error {
+				return tracer.Middleware(ctx, job, func(ctx context.Context) error { return fw.Handle(ctx, job) })
+			})
+		}
 	} else if jobs.Len() == 0 {
 		logger.Warn("no Go handlers are registered in this binary: every job follows --unhandled (use --forward, or build a binary with cli.Run(jobs))")
 	}
 
-	obs := &observer{}
+	obs := &observer{tracer: tracer}
 	if !w.quiet {
 		obs.lines = artisanlog.NewJobLines(out.jobs)
 	}
