@@ -1,6 +1,7 @@
 package secret
 
 import (
+	"encoding/base64"
 	"errors"
 	"net/url"
 	"strings"
@@ -222,6 +223,9 @@ func Values(raw string) []string {
 		if pw, ok := u.User.Password(); ok {
 			add(pw)
 			add(url.QueryEscape(pw))
+			// net/http sends the user information as Basic credentials: an answer that
+			// echoes the request shows them so.
+			add(base64.StdEncoding.EncodeToString([]byte(u.User.Username() + ":" + pw)))
 		} else if !databaseSchemes[strings.ToLower(u.Scheme)] {
 			add(u.User.Username())
 		}
