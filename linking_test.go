@@ -11,8 +11,9 @@ import (
 
 // TestHandlerOnlyBinaryLinksNoSQLDriver builds testdata/handleronly, a worker with typed
 // handlers and no failed-job store, and reads its module list: a program that did not ask
-// for a SQL store must not carry the SQLite, MySQL or PostgreSQL drivers, nor miniredis
-// or the recorded Laravel payloads of the demo.
+// for a SQL store must not carry the SQLite, MySQL or PostgreSQL drivers, nor miniredis,
+// OpenTelemetry (package otel is imported only by who traces) or the recorded Laravel
+// payloads of the demo.
 func TestHandlerOnlyBinaryLinksNoSQLDriver(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "handleronly")
 	build := exec.Command("go", "build", "-o", bin, "./testdata/handleronly")
@@ -29,7 +30,7 @@ func TestHandlerOnlyBinaryLinksNoSQLDriver(t *testing.T) {
 		t.Fatalf("module list lacks go-redis, so it is not the list it should be:\n%s", mods)
 	}
 	for _, banned := range []string{"modernc.org/sqlite", "github.com/go-sql-driver/mysql", "github.com/jackc/pgx",
-		"github.com/alicebob/miniredis", "github.com/prometheus/client_golang"} {
+		"github.com/alicebob/miniredis", "github.com/prometheus/client_golang", "go.opentelemetry.io"} {
 		if strings.Contains(mods, banned) {
 			t.Errorf("a handler-only binary links %s:\n%s", banned, mods)
 		}

@@ -90,7 +90,7 @@ func NewWorker(conn *Connection, jobs *Jobs, cfg WorkerConfig) (*Worker, error) 
 // poolSize reads the connection pool size of the clients go-redis makes.
 func poolSize(c redis.UniversalClient) (int, bool) {
 	switch cl := c.(type) {
-	case *redis.Client:
+	case interface{ Options() *redis.Options }: // *redis.Client, and wrappers of one
 		return cl.Options().PoolSize, true
 	case *redis.ClusterClient:
 		return cl.Options().PoolSize, true

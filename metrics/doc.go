@@ -39,4 +39,10 @@
 // probes. With Config.Pinger each request also pings Redis (one ping at a time, shared
 // by concurrent requests): a Redis that stalls turns /healthz 503 within
 // Config.HealthProbeTimeout, and it answers 200 as soon as Redis answers again.
+//
+// A Redis that answers but refuses every pop, being at maxmemory under the noeviction
+// policy ("OOM command not allowed…"), keeps /healthz at 503 with
+// "redis_refuses_pops": true and the reason "cannot take jobs: redis is out of memory…"
+// although it answers the ping: the worker takes no job until memory is freed and a
+// pop succeeds.
 package metrics

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/laraq/laraq"
+	"github.com/laraq/laraq/internal/rdb"
 )
 
 // Defaults of Config.
@@ -65,7 +66,8 @@ type Event struct {
 	// Count and From describe Migrated.
 	Count int
 	From  string
-	// Err is set on a Loop event while Redis does not answer.
+	// Err is set on a Loop event while Redis does not answer, or refuses the pops (out
+	// of memory).
 	Err error
 	// Time is when it happened. Default: Config.Now().
 	Time time.Time
@@ -305,6 +307,9 @@ func (m *Metrics) track(e Event) {
 // Health is what /healthz reports.
 type Health struct {
 	Healthy bool `json:"healthy"`
+	// Refused says Redis answers but refuses the worker's pops (out of memory under
+	// maxmemory with noeviction): the worker cannot take jobs until memory is freed.
+	Refused bool `json:"redis_refuses_pops,omitempty"`
 	// LoopAge and RedisAge are the seconds since the last heartbeat and the last Redis
 	// answer; -1 when there was none yet.
 	LoopAge  float64 `json:"worker_loop_age_seconds"`
@@ -336,6 +341,9 @@ func (m *Metrics) Health() Health {
 		h.Reason = "worker loop has not started"
 	case now.Sub(loop) > max:
 		h.Reason = "worker loop stalled"
+	case rdb.IsOutOfMemory(lastErr):
+		h.Refused = true
+		h.Reason = "cannot take jobs: redis is out of memory (maxmemory with the noeviction policy) and refuses every pop until memory is freed: " + shortError(lastErr)
 	case lastErr != nil:
 		h.Reason = "redis unreachable: " + shortError(lastErr)
 	case redisAt.IsZero() || now.Sub(redisAt) > max:
