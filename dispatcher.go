@@ -16,11 +16,22 @@ type Dispatcher struct {
 	d *dispatch.Dispatcher
 }
 
-// dispatcherConfig holds the clock and id makers (Option).
+// dispatcherConfig holds the clock, the id makers and the payload hook (Option).
 type dispatcherConfig struct {
-	now     func() time.Time
-	newID   func() string
-	newUUID func() string
+	now           func() time.Time
+	newID         func() string
+	newUUID       func() string
+	createPayload func(ctx context.Context, parent *JobInfo, payload []byte) []byte
+}
+
+// CreatePayloadUsing edits every payload a Dispatcher pushes, after it is built, as the
+// callbacks of Laravel's Queue::createPayloadUsing do: OpenTelemetry's instrumentation
+// adds the trace context there (package otel's Tracer.CreatePayload). parent is the job
+// whose run dispatched this one (a worker continuing a chain, see
+// WorkerConfig.CreatePayloadUsing), nil for a dispatch from your code. PushRaw is left
+// alone, as PHP's pushRaw is. Default none.
+func CreatePayloadUsing(fn func(ctx context.Context, parent *JobInfo, payload []byte) []byte) Option {
+	return func(c *dispatcherConfig) { c.createPayload = fn }
 }
 
 // Option adjusts a Dispatcher or an Admin.
@@ -74,7 +85,8 @@ func (c *Connection) dispatcher(cfg dispatcherConfig, hz *horizon.Recorder) (*di
 		return nil, err
 	}
 	return dispatch.New(dispatch.Config{RDB: r, Connection: c.name(), Queue: c.queue(), Release: c.Release,
-		Encrypter: c.Encrypter, Locks: c.locks, Horizon: hz, Now: cfg.now, NewID: cfg.newID, NewUUID: cfg.newUUID}), nil
+		Encrypter: c.Encrypter, Locks: c.locks, Horizon: hz, Now: cfg.now, NewID: cfg.newID, NewUUID: cfg.newUUID,
+		CreatePayloadUsing: cfg.createPayload}), nil
 }
 
 // Message is a job ready to be pushed (Prepare, Enqueue): its Queue (the bare name), its

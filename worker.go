@@ -68,7 +68,7 @@ func NewWorker(conn *Connection, jobs *Jobs, cfg WorkerConfig) (*Worker, error) 
 	if s.Horizon, err = conn.horizon(s.Now, s.Logger); err != nil {
 		return nil, err
 	}
-	if s.Chain, err = conn.dispatcher(dispatcherConfig{now: s.Now}, s.Horizon); err != nil {
+	if s.Chain, err = conn.dispatcher(dispatcherConfig{now: s.Now, createPayload: cfg.CreatePayloadUsing}, s.Horizon); err != nil {
 		return nil, err
 	}
 	s.Client, s.RDB, s.Signals, s.Locks = conn.Client, r, conn.signals(r), conn.locks

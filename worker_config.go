@@ -1,6 +1,7 @@
 package laraq
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -191,6 +192,10 @@ type WorkerConfig struct {
 	// Middleware runs around the handler of every job this worker runs, in order, as
 	// a Laravel job's middleware() does around handle(). Default none.
 	Middleware []Middleware
+	// CreatePayloadUsing edits the payload of the next job of a chain the worker
+	// dispatches, with the job that ran as parent (see laraq.CreatePayloadUsing, the
+	// Dispatcher's). Default none.
+	CreatePayloadUsing func(ctx context.Context, parent *JobInfo, payload []byte) []byte
 }
 
 // settings are a Connection and a WorkerConfig with the defaults applied and the times in

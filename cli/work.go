@@ -257,9 +257,8 @@ func runWork(ctx context.Context, app *App, args []string) int {
 		}
 		defer shutdown()
 		tracer = tr
-		if w.forward == "" {
-			logger.Warn("--otel: this build traces the jobs --forward sends; jobs run by Go handlers get their spans once the worker calls the tracing middleware")
-		}
+		cfg.Middleware = append(cfg.Middleware, tr)
+		cfg.CreatePayloadUsing = tr.CreatePayload
 	}
 
 	jobs := app.Jobs
@@ -278,12 +277,6 @@ func runWork(ctx context.Context, app *App, args []string) int {
 		}
 		jobs = laraq.NewJobs()
 		jobs.Fallback(fw.Handle)
-		if tracer != nil {
-			jobs = laraq.NewJobs()
-			jobs.Fallback(func(ctx context.Context, job *laraq.JobInfo) error {
-				return tracer.Middleware(ctx, job, func(ctx context.Context) error { return fw.Handle(ctx, job) })
-			})
-		}
 	} else if jobs.Len() == 0 {
 		logger.Warn("no Go handlers are registered in this binary: every job follows --unhandled (use --forward, or build a binary with cli.Run(jobs))")
 	}

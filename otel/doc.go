@@ -14,7 +14,7 @@
 //   - Extract reads a payload's context; Inject writes the active span's into a payload
 //     being dispatched, exactly there, and returns a payload without an active span
 //     byte for byte as it was.
-//   - Tracer.Middleware starts a consumer span per attempt ("process queues:NAME") as
+//   - Tracer.Middleware (Handle, as a laraq.Middleware) starts a consumer span per attempt ("process queues:NAME") as
 //     the child of the payload's context, with the messaging attributes PHP's worker
 //     span carries (system redis, destination queues:NAME, message id = uuid, job name,
 //     attempts) plus the class and connection, and hands the handler a ctx carrying it;
@@ -29,10 +29,9 @@
 // the program's choice; `laraq work --otel` installs the OTLP exporter.
 //
 //	tr := laraqotel.New(laraqotel.Config{})
-//	jobs.HandleFunc(`App\Jobs\Resize`, func(ctx context.Context, job *laraq.JobInfo) error {
-//		return tr.Middleware(ctx, job, func(ctx context.Context) error { return resize(ctx, job) })
-//	})
-//	cfg.OnEvent = tr.OnEvent
-//
-//	raw = laraqotel.Inject(ctx, raw) // a payload being dispatched under a span
+//	cfg := laraq.QueueWork()
+//	cfg.Middleware = append(cfg.Middleware, tr)        // a span per attempt
+//	cfg.OnEvent = tr.OnEvent                           // ended with the attempt's outcome
+//	cfg.CreatePayloadUsing = tr.CreatePayload          // a chain's next job continues the trace
+//	d, err := laraq.NewDispatcher(conn, laraq.CreatePayloadUsing(tr.CreatePayload)) // dispatches too
 package laraqotel

@@ -153,28 +153,28 @@ func TestSpanIsChildOfPHPContext(t *testing.T) {
 	handled := map[string]trace.SpanContext{}
 	jobs := laraq.NewJobs()
 	jobs.HandleFunc(`App\Jobs\PlainJob`, func(ctx context.Context, job *laraq.JobInfo) error {
-		return tr.Middleware(ctx, job, func(ctx context.Context) error {
-			var cmd struct {
-				Name string `php:"name"`
-			}
-			if err := job.Bind(&cmd); err != nil {
-				return err
-			}
-			mu.Lock()
-			handled[fmt.Sprintf("%s#%d", cmd.Name, job.Attempt)] = trace.SpanContextFromContext(ctx)
-			mu.Unlock()
-			switch {
-			case cmd.Name == "again" && job.Attempt == 1:
-				return laraq.ReleaseAfter(0)
-			case cmd.Name == "boom":
-				return errors.New("boom")
-			}
-			return nil
-		})
+		var cmd struct {
+			Name string `php:"name"`
+		}
+		if err := job.Bind(&cmd); err != nil {
+			return err
+		}
+		mu.Lock()
+		handled[fmt.Sprintf("%s#%d", cmd.Name, job.Attempt)] = trace.SpanContextFromContext(ctx)
+		mu.Unlock()
+		switch {
+		case cmd.Name == "again" && job.Attempt == 1:
+			return laraq.ReleaseAfter(0)
+		case cmd.Name == "boom":
+			return errors.New("boom")
+		}
+		return nil
 	})
 	conn := &laraq.Connection{Client: r.Client(t, 0), Prefix: prefix, Release: laraq.Release{Major: 8, Minor: 83}, Cache: laraq.CacheStore{Disabled: true}}
+	// The tracer as the worker's middleware: every job gets its span, with no wrapping
+	// in the handler.
 	w, err := laraq.NewWorker(conn, jobs, laraq.WorkerConfig{Queues: []string{queue}, Tries: 2, Sleep: 10 * time.Millisecond, MigrateInterval: time.Millisecond,
-		OnEvent: tr.OnEvent, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Middleware: []laraq.Middleware{tr}, OnEvent: tr.OnEvent, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -110,6 +110,28 @@ func (t *Tracer) Middleware(ctx context.Context, job *laraq.JobInfo, next func(c
 	return err
 }
 
+// Handle is Middleware as a laraq.Middleware, to put in WorkerConfig.Middleware: every
+// job the worker runs gets its span.
+func (t *Tracer) Handle(ctx context.Context, job *laraq.JobInfo, next laraq.Next) error {
+	return t.Middleware(ctx, job, next)
+}
+
+// CreatePayload writes the trace context into a payload being dispatched, for
+// laraq.CreatePayloadUsing and WorkerConfig.CreatePayloadUsing: the span of parent's
+// attempt when a running job dispatched it (a chain's next job, which PHP dispatches
+// inside the job's span), else ctx's. Without a span the payload comes back as it was.
+func (t *Tracer) CreatePayload(ctx context.Context, parent *laraq.JobInfo, raw []byte) []byte {
+	if parent != nil {
+		t.mu.Lock()
+		a := t.attempts[parent]
+		t.mu.Unlock()
+		if a != nil {
+			ctx = trace.ContextWithSpan(ctx, a.span)
+		}
+	}
+	return Inject(ctx, raw)
+}
+
 // start opens the attempt's span.
 func (t *Tracer) start(ctx context.Context, job *laraq.JobInfo) (context.Context, *attempt) {
 	parent := Extract(ctx, job.Raw)

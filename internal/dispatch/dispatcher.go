@@ -40,6 +40,11 @@ type Config struct {
 	Now     func() time.Time
 	NewID   func() string // the Redis job id (Str::random(32))
 	NewUUID func() string
+	// CreatePayloadUsing, when set, edits every payload before it is pushed, as
+	// Queue::createPayloadUsing's callbacks do in PHP (OpenTelemetry's instrumentation
+	// adds traceparent there); parent is the running job a chain continues from, nil for
+	// a dispatch.
+	CreatePayloadUsing func(ctx context.Context, parent *job.JobInfo, payload []byte) []byte
 }
 
 // New returns a Dispatcher; zero clock and id makers take time.Now, payload.NewID and
@@ -324,6 +329,22 @@ func buildObject(j payload.ObjectJob, md meta, v payload.Shape) ([]byte, error) 
 // Enqueue pushes a prepared message: RPUSH to the ready list with its notify token, or
 // ZADD to :delayed with score AvailableAt.
 func (p *Dispatcher) Enqueue(ctx context.Context, m *Message) error {
+	m.Payload = p.CreatePayload(ctx, nil, m.Payload)
+	return p.enqueue(ctx, m)
+}
+
+// CreatePayload is the payload after Config.CreatePayloadUsing, for a job dispatched by
+// the running job parent (nil for none). Enqueue and DispatchBulk apply it; a chain's
+// next job gets it before EnqueueOnce, which does not.
+func (p *Dispatcher) CreatePayload(ctx context.Context, parent *job.JobInfo, payload []byte) []byte {
+	if p.cfg.CreatePayloadUsing == nil {
+		return payload
+	}
+	return p.cfg.CreatePayloadUsing(ctx, parent, payload)
+}
+
+// enqueue pushes m as it is.
+func (p *Dispatcher) enqueue(ctx context.Context, m *Message) error {
 	if p.cfg.Horizon != nil {
 		return p.enqueueHorizon(ctx, m)
 	}
@@ -347,7 +368,7 @@ func (p *Dispatcher) EnqueueOnce(ctx context.Context, m *Message, keep time.Dura
 		return p.enqueueOnceHorizon(ctx, m, keep)
 	}
 	if m.Delayed {
-		return p.Enqueue(ctx, m)
+		return p.enqueue(ctx, m)
 	}
 	if _, err := p.cfg.RDB.PushOnce(ctx, m.Queue, m.Payload, m.ID, keep); err != nil {
 		return fmt.Errorf("laraq: pushing to queue %s: %w", m.Queue, err)
@@ -380,6 +401,7 @@ func (p *Dispatcher) DispatchBulk(ctx context.Context, jobs []any, opts ...Optio
 			return nil, fmt.Errorf("jobs[%d]: %w", i, err)
 		}
 		p.forHorizon(msgs[i], v, o)
+		msgs[i].Payload = p.CreatePayload(ctx, nil, msgs[i].Payload)
 	}
 	if p.cfg.Horizon != nil {
 		return dispatchedIDs(msgs, p.enqueueHorizon(ctx, msgs...))
