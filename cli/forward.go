@@ -14,12 +14,14 @@ import (
 
 	"github.com/laraq/laraq"
 	"github.com/laraq/laraq/payload"
+	"github.com/laraq/laraq/phpclass"
 )
 
 // forwarder sends jobs to an HTTP service.
 type forwarder struct {
-	url    string
-	client *http.Client
+	url     string
+	client  *http.Client
+	classes *phpclass.Manifest // --classes (forward_classes.go)
 }
 
 func newForwarder(url string, concurrency int) (*forwarder, error) {
@@ -45,6 +47,7 @@ type forwardRequest struct {
 	Name       string          `json:"name"`
 	Class      string          `json:"class"`
 	Payload    json.RawMessage `json:"payload"`
+	ClassFacts *classFacts     `json:"class_facts,omitempty"`
 }
 
 // Handle posts the job and maps the answer to an outcome. The request ends with ctx,
@@ -60,7 +63,7 @@ func (f *forwarder) Handle(ctx context.Context, job *laraq.JobInfo) error {
 	}
 	body, err := json.Marshal(forwardRequest{
 		ID: job.ID, UUID: job.UUID, Attempt: job.Attempt, Queue: job.Queue, Connection: job.Connection,
-		Name: job.Name, Class: job.Class, Payload: readable,
+		Name: job.Name, Class: job.Class, Payload: readable, ClassFacts: f.factsOf(job),
 	})
 	if err != nil {
 		return fmt.Errorf("forward: encoding the request: %w", err)
@@ -80,6 +83,7 @@ func (f *forwarder) Handle(ctx context.Context, job *laraq.JobInfo) error {
 		return fmt.Errorf("forward to %s: %w", f.url, err)
 	}
 	defer resp.Body.Close()
+	noteUniqueID(job, resp)
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 		return nil

@@ -2,9 +2,12 @@ package worker
 
 import (
 	"context"
+	"reflect"
+	"sync"
 
 	"github.com/laraq/laraq/internal/dispatch"
 	"github.com/laraq/laraq/internal/job"
+	"github.com/laraq/laraq/phpclass"
 	"github.com/laraq/laraq/phpser"
 )
 
@@ -31,6 +34,9 @@ import (
 type uniques struct {
 	base
 	jobs *job.Jobs
+	// noID are the classes whose lock a job finished without naming (a uniqueId() method
+	// no handler gave the answer of), each said once; bounded by the class facts.
+	noID sync.Map
 }
 
 // uniqueLock is one job's lock as the worker releases it.
@@ -39,16 +45,19 @@ type uniqueLock struct {
 	untilProcessing bool
 }
 
-// lockOf finds the job's lock: the key from its hidden Context (what PHP computed
-// at dispatch), else from its Go type; the owner from the Context or the command's
-// uniqueLockOwner. ok is false for a job that is not unique as far as Go can tell.
+// lockOf finds the job's lock: the key from its hidden Context (what PHP computed at
+// dispatch), else from its Go type, else from its class's facts (Config.Classes); the
+// owner from the Context or the command's uniqueLockOwner. ok is false for a job that
+// is not unique as far as Go can tell, or whose id is not known (yet: see classLock).
 func (u *uniques) lockOf(a *attempt) (l uniqueLock, ok bool) {
 	info := a.job
 	if key, owner, found := dispatch.HiddenUniqueLock(info.Payload); found {
 		l.key, l.owner, ok = key, owner, true
 	}
 	cmd, traits := a.command(u.jobs)
-	if uj, isUnique := cmd.(job.UniqueJob); isUnique && traits != nil {
+	uj, typed := cmd.(job.UniqueJob)
+	switch {
+	case typed && traits != nil:
 		if !ok {
 			_, hasDisplay := cmd.(job.DisplayNamer)
 			display := ""
@@ -58,6 +67,13 @@ func (u *uniques) lockOf(a *attempt) (l uniqueLock, ok bool) {
 			l.key, ok = u.cfg.Release.UniqueLockKey(info.Class, hasDisplay, display, uj.UniqueID()), true
 		}
 		_, l.untilProcessing = cmd.(job.UniqueUntilProcessing)
+	default:
+		if c := u.cfg.Classes.Class(info.Class); c != nil && c.Unique() {
+			l.untilProcessing = c.UniqueUntilProcessing()
+			if !ok {
+				l.key, ok = u.classLock(a, c)
+			}
+		}
 	}
 	if ok && l.owner == "" && dispatch.WritesLockOwner(u.cfg.Release) {
 		if v, err := info.Value(); err == nil {
@@ -67,6 +83,73 @@ func (u *uniques) lockOf(a *attempt) (l uniqueLock, ok bool) {
 		}
 	}
 	return l, ok
+}
+
+// classLock is the key of a ShouldBeUnique class's lock as UniqueLock::getKey() names it,
+// from the class's facts: the displayName the payload carries when the class has
+// displayName(), the id from its uniqueId property (the class default when PHP left it
+// out), or, for a uniqueId() method, what the handler said it returns
+// (JobInfo.SetUniqueID); ok is false until that is known.
+func (u *uniques) classLock(a *attempt, c *phpclass.Class) (key string, ok bool) {
+	info := a.job
+	var id string
+	if c.Method("uniqueId") != nil {
+		if id, ok = job.GivenUniqueID(info); !ok {
+			return "", false
+		}
+	} else {
+		v, err := info.Value()
+		if err == nil {
+			id, err = dispatch.UniqueIDProperty(c, v.Deref())
+		}
+		if err != nil {
+			u.log.Warn("the unique job's id cannot be read; its lock is held until uniqueFor runs out",
+				"job", info.Name, "id", info.ID, "err", err)
+			return "", false
+		}
+	}
+	hasDisplay := c.Method("displayName") != nil
+	return u.cfg.Release.UniqueLockKey(info.Class, hasDisplay, info.Payload.DisplayName, id), true
+}
+
+// lockUnnamed says, once per class, that a job of a unique class finished without its
+// lock's id: a uniqueId() method whose answer no handler gave.
+func (u *uniques) lockUnnamed(a *attempt) {
+	c := u.cfg.Classes.Class(a.job.Class)
+	if c == nil || !c.Unique() || c.Method("uniqueId") == nil {
+		return
+	}
+	if _, said := u.noID.LoadOrStore(c.Name, true); said {
+		return
+	}
+	u.log.Warn("a unique job ran without its handler giving its uniqueId(): its lock is held until uniqueFor runs out (the handler calls JobInfo.SetUniqueID; a --forward service answers with an X-Laraq-Unique-Id header)",
+		"class", c.Name, "id", a.job.ID)
+}
+
+// unnamedLocks are the unique classes whose lock id comes from a uniqueId() method that
+// jobs handles without a Go type saying UniqueJob: their locks are released only when
+// the handler gives the id, on releases whose payloads do not name the lock (before
+// 11.39). New names them once at start.
+func unnamedLocks(cfg *Config, jobs *job.Jobs) []string {
+	if cfg.Classes == nil || (!cfg.JobRelease.IsZero() && cfg.JobRelease.AtLeast(11, 39, 0)) { // 11.39+ payloads name their lock
+		return nil
+	}
+	uniqueJob := reflect.TypeFor[job.UniqueJob]()
+	var out []string
+	for i := range cfg.Classes.Classes {
+		c := &cfg.Classes.Classes[i]
+		if !c.Unique() || c.Method("uniqueId") == nil {
+			continue
+		}
+		if _, _, handled := job.Lookup(jobs, c.Name); !handled {
+			continue
+		}
+		if t := job.CommandType(jobs, c.Name); t != nil && (t.Implements(uniqueJob) || reflect.PointerTo(t).Implements(uniqueJob)) {
+			continue
+		}
+		out = append(out, c.Name)
+	}
+	return out
 }
 
 // release releases the job's lock as UniqueLock::release() does: compare-and-delete
@@ -109,6 +192,21 @@ func (u *uniques) beforeHandle(ctx context.Context, a *attempt) {
 	u.release(context.WithoutCancel(ctx), a, l, "before processing")
 }
 
+// afterHandler releases the lock of a ShouldBeUniqueUntilProcessing job whose id was not
+// known before the handler ran (a uniqueId() method whose answer the handler gave):
+// PHP released it before handle(), this is the nearest the worker can come.
+func (u *uniques) afterHandler(ctx context.Context, a *attempt) {
+	if a.uniqueReleased {
+		return
+	}
+	l, ok := u.lockOf(a)
+	if !ok || !l.untilProcessing {
+		return
+	}
+	a.uniqueReleased = true
+	u.release(context.WithoutCancel(ctx), a, l, "after the handler named it")
+}
+
 // afterRun releases the lock after the handler returned without a release
 // (CallQueuedHandler::call), or when the job failed (CallQueuedHandler::failed), except
 // for ShouldBeUniqueUntilProcessing, whose lock was released before.
@@ -117,7 +215,11 @@ func (u *uniques) afterRun(ctx context.Context, a *attempt, when string) {
 		return
 	}
 	l, ok := u.lockOf(a)
-	if !ok || l.untilProcessing {
+	if !ok {
+		u.lockUnnamed(a)
+		return
+	}
+	if l.untilProcessing {
 		return
 	}
 	a.uniqueReleased = true

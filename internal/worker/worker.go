@@ -47,6 +47,10 @@ func New(cfg *Config, jobs *job.Jobs) (*Worker, error) {
 		debouncer: &debouncer{base: b, jobs: jobs},
 		env:       &job.Env{Encrypter: cfg.Encrypter, Batches: cfg.Batches, Release: cfg.JobRelease}}
 	w.fetcher = &fetcher{base: b, books: books, processor: processor}
+	for _, class := range unnamedLocks(cfg, jobs) {
+		w.log.Warn("the unique lock of this class is named by its uniqueId() method, which laraq cannot run: on Laravel 8.x to 11.38, whose payloads do not name the lock, it is released only when the handler gives the id (JobInfo.SetUniqueID; a laraq work --forward service answers with an X-Laraq-Unique-Id header), else it is held until uniqueFor runs out",
+			"class", class)
+	}
 	if o := cfg.HorizonSupervisor; o != nil {
 		if cfg.Horizon == nil {
 			return nil, errors.New("laraq: WorkerConfig.HorizonSupervisor needs Connection.Horizon")
