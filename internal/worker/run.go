@@ -20,6 +20,7 @@ type runner struct {
 	holder  *holder
 	uniques *uniques
 	batches *batches
+	props   *properties
 	// abandoned counts handlers still running after their job was given up on.
 	abandoned *atomic.Int64
 }
@@ -77,6 +78,7 @@ func (n *runner) run(r *run, a *attempt, h job.HandlerFunc) (takenOver bool) {
 		n.log.Warn("abandoned handler returned", "job", a.job.Name, "id", a.job.ID, "err", err)
 		return true
 	}
+	n.props.check(a)
 	n.settler.applyOutcome(r, a, err, time.Since(start), timeout, errors.Is(hctx.Err(), context.DeadlineExceeded))
 	return false
 }

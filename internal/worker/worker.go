@@ -42,7 +42,8 @@ func New(cfg *Config, jobs *job.Jobs) (*Worker, error) {
 	batches := &batches{base: b, jobs: jobs}
 	settler := &settler{base: b, rules: rules{cfg}, acks: w.acks, books: books, holder: holder, uniques: uniques,
 		chains: &chains{base: b, jobs: jobs}, batches: batches, models: &models{base: b, jobs: jobs}}
-	runner := &runner{base: b, settler: settler, holder: holder, uniques: uniques, batches: batches, abandoned: &w.abandoned}
+	runner := &runner{base: b, settler: settler, holder: holder, uniques: uniques, batches: batches, abandoned: &w.abandoned,
+		props: &properties{base: b, jobs: jobs}}
 	processor := &processor{base: b, jobs: jobs, rules: rules{cfg}, books: books, runner: runner, settler: settler,
 		debouncer: &debouncer{base: b, jobs: jobs},
 		env:       &job.Env{Encrypter: cfg.Encrypter, Batches: cfg.Batches, Release: cfg.JobRelease}}
