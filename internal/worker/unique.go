@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"reflect"
+	"strings"
 	"sync"
 
 	"github.com/laraq/laraq/internal/dispatch"
@@ -34,6 +35,9 @@ import (
 type uniques struct {
 	base
 	jobs *job.Jobs
+	// unique are the ShouldBeUnique classes of Config.Classes by name, as given and
+	// lower-cased (PHP class names are case-insensitive): looked up for every job.
+	unique map[string]*phpclass.Class
 	// noID are the classes whose lock a job finished without naming (a uniqueId() method
 	// no handler gave the answer of), each said once; bounded by the class facts.
 	noID sync.Map
@@ -43,6 +47,30 @@ type uniques struct {
 type uniqueLock struct {
 	key, owner      string
 	untilProcessing bool
+}
+
+func newUniques(b base, jobs *job.Jobs) *uniques {
+	u := &uniques{base: b, jobs: jobs, unique: map[string]*phpclass.Class{}}
+	if m := b.cfg.Classes; m != nil {
+		for i := range m.Classes {
+			if c := &m.Classes[i]; c.Unique() {
+				u.unique[c.Name] = c
+				u.unique[strings.ToLower(c.Name)] = c
+			}
+		}
+	}
+	return u
+}
+
+// uniqueClass is the ShouldBeUnique class of the facts named class, or nil.
+func (u *uniques) uniqueClass(class string) *phpclass.Class {
+	if len(u.unique) == 0 {
+		return nil
+	}
+	if c, ok := u.unique[class]; ok {
+		return c
+	}
+	return u.unique[strings.ToLower(class)]
 }
 
 // lockOf finds the job's lock: the key from its hidden Context (what PHP computed at
@@ -68,7 +96,7 @@ func (u *uniques) lockOf(a *attempt) (l uniqueLock, ok bool) {
 		}
 		_, l.untilProcessing = cmd.(job.UniqueUntilProcessing)
 	default:
-		if c := u.cfg.Classes.Class(info.Class); c != nil && c.Unique() {
+		if c := u.uniqueClass(info.Class); c != nil {
 			l.untilProcessing = c.UniqueUntilProcessing()
 			if !ok {
 				l.key, ok = u.classLock(a, c)
@@ -115,8 +143,8 @@ func (u *uniques) classLock(a *attempt, c *phpclass.Class) (key string, ok bool)
 // lockUnnamed says, once per class, that a job of a unique class finished without its
 // lock's id: a uniqueId() method whose answer no handler gave.
 func (u *uniques) lockUnnamed(a *attempt) {
-	c := u.cfg.Classes.Class(a.job.Class)
-	if c == nil || !c.Unique() || c.Method("uniqueId") == nil {
+	c := u.uniqueClass(a.job.Class)
+	if c == nil || c.Method("uniqueId") == nil {
 		return
 	}
 	if _, said := u.noID.LoadOrStore(c.Name, true); said {

@@ -38,7 +38,7 @@ func New(cfg *Config, jobs *job.Jobs) (*Worker, error) {
 	w.acks = newAcks(cfg.RDB, cfg.Horizon)
 	books := &bookkeeping{base: b, hz: cfg.Horizon, acks: w.acks}
 	holder := &holder{base: b}
-	uniques := &uniques{base: b, jobs: jobs}
+	uniques := newUniques(b, jobs)
 	batches := &batches{base: b, jobs: jobs}
 	settler := &settler{base: b, rules: rules{cfg}, acks: w.acks, books: books, holder: holder, uniques: uniques,
 		chains: &chains{base: b, jobs: jobs}, batches: batches, models: &models{base: b, jobs: jobs}}

@@ -168,32 +168,12 @@ func TestGeneratedTypesSpeakForTheClasses(t *testing.T) {
 	testenv.ForEachMajor(t, func(t *testing.T, major int) {
 		ctx := context.Background()
 		peer := testenv.Peer(t, major)
-		release := strings.TrimPrefix(peer.Tag, "v")
-		if major == 8 {
-			release = "8.83"
-		}
+		release := releaseOf(t, major)
 		var classes []string
 		for _, s := range samples(t) {
 			classes = append(classes, s.Class)
 		}
-		m, err := phpclass.Extract(ctx, phpclass.Options{
-			Root:     testenv.RepoRoot(),
-			Autoload: testenv.Testdata("php", "classes_autoload.php"),
-			Classes:  uniq(classes),
-			Env:      testenv.PHPEnv{Major: major}.Environ(),
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		manifest := filepath.Join(t.TempDir(), "classes.json")
-		f, err := os.Create(manifest)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := m.Write(f); err != nil {
-			t.Fatal(err)
-		}
-		f.Close()
+		manifest, m := extractManifest(t, major, classes...)
 
 		// PHP dispatches every sample.
 		phpPrefix, goPrefix, cliPrefix := testenv.Prefix(t), testenv.Prefix(t), testenv.Prefix(t)

@@ -38,6 +38,14 @@ func uniqueSamples(t *testing.T) []sample {
 // manifestFile asks the release's PHP for the facts of classes and writes them to a file.
 func manifestFile(t *testing.T, major int, classes ...string) string {
 	t.Helper()
+	path, _ := extractManifest(t, major, classes...)
+	return path
+}
+
+// extractManifest asks the release's PHP for the facts of classes: the manifest, and the
+// file it is written to.
+func extractManifest(t *testing.T, major int, classes ...string) (string, *phpclass.Manifest) {
+	t.Helper()
 	m, err := phpclass.Extract(context.Background(), phpclass.Options{
 		Root:     testenv.RepoRoot(),
 		Autoload: testenv.Testdata("php", "classes_autoload.php"),
@@ -56,7 +64,7 @@ func manifestFile(t *testing.T, major int, classes ...string) string {
 	if err := m.Write(f); err != nil {
 		t.Fatal(err)
 	}
-	return path
+	return path, m
 }
 
 // releaseOf is the release a peer boots, as --laravel-version names it.
