@@ -28,8 +28,9 @@ import (
 // Context (laravel_unique_job_key, laravel_unique_job_cache_store) and from 13.24 the
 // lock's owner (laravel_unique_job_lock_owner, also the command's uniqueLockOwner), which
 // 13.24's release compares before deleting. A Go worker knows a job is unique from its
-// Go type (UniqueJob) or, failing that, from that hidden Context, and releases its lock
-// when PHP's CallQueuedHandler would.
+// Go type (UniqueJob), from that hidden Context, or from its class's facts
+// (Config.Classes: 8.x to 11.38 payloads name no lock), and releases its lock when PHP's
+// CallQueuedHandler would.
 
 // uniques releases the locks of unique jobs.
 type uniques struct {
@@ -205,34 +206,41 @@ func (u *uniques) release(ctx context.Context, a *attempt, l uniqueLock, when st
 }
 
 // beforeHandle releases the lock of a ShouldBeUniqueUntilProcessing job just
-// before its handler runs (CallQueuedHandler::dispatchThroughMiddleware). From 13.24 a
-// retried attempt whose command carries no owner keeps it: another dispatch may hold
-// the lock by now.
+// before its handler runs (CallQueuedHandler::dispatchThroughMiddleware).
 func (u *uniques) beforeHandle(ctx context.Context, a *attempt) {
-	l, ok := u.lockOf(a)
-	if !ok || !l.untilProcessing {
-		return
-	}
-	if dispatch.WritesLockOwner(u.cfg.Release) && a.job.Attempt > 1 && l.owner == "" {
-		return
-	}
-	a.uniqueReleased = true
-	u.release(context.WithoutCancel(ctx), a, l, "before processing")
+	u.releaseUntilProcessing(ctx, a, "before processing")
 }
 
 // afterHandler releases the lock of a ShouldBeUniqueUntilProcessing job whose id was not
-// known before the handler ran (a uniqueId() method whose answer the handler gave):
-// PHP released it before handle(), this is the nearest the worker can come.
+// known before the handler ran (a uniqueId() method whose answer the handler gave with
+// JobInfo.SetUniqueID): PHP released it before handle(), this is the nearest the worker
+// can come.
 func (u *uniques) afterHandler(ctx context.Context, a *attempt) {
 	if a.uniqueReleased {
 		return
 	}
+	if _, given := job.GivenUniqueID(a.job); !given {
+		if c := u.uniqueClass(a.job.Class); c != nil && c.UniqueUntilProcessing() {
+			u.lockUnnamed(a)
+		}
+		return
+	}
+	u.releaseUntilProcessing(ctx, a, "after the handler named it")
+}
+
+// releaseUntilProcessing releases a ShouldBeUniqueUntilProcessing job's lock once. From
+// 13.24 a retried attempt whose command carries no owner keeps it: another dispatch may
+// hold the lock by now.
+func (u *uniques) releaseUntilProcessing(ctx context.Context, a *attempt, when string) {
 	l, ok := u.lockOf(a)
 	if !ok || !l.untilProcessing {
 		return
 	}
-	a.uniqueReleased = true
-	u.release(context.WithoutCancel(ctx), a, l, "after the handler named it")
+	a.uniqueReleased = true // released now, or kept for good by this attempt
+	if dispatch.WritesLockOwner(u.cfg.Release) && a.job.Attempt > 1 && l.owner == "" {
+		return
+	}
+	u.release(context.WithoutCancel(ctx), a, l, when)
 }
 
 // afterRun releases the lock after the handler returned without a release
@@ -243,11 +251,11 @@ func (u *uniques) afterRun(ctx context.Context, a *attempt, when string) {
 		return
 	}
 	l, ok := u.lockOf(a)
+	if l.untilProcessing {
+		return // released before the handler, or after it (afterHandler)
+	}
 	if !ok {
 		u.lockUnnamed(a)
-		return
-	}
-	if l.untilProcessing {
 		return
 	}
 	a.uniqueReleased = true
