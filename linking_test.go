@@ -1,6 +1,8 @@
 package laraq_test
 
 import (
+	"bytes"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -38,7 +40,21 @@ func TestHandlerOnlyBinaryLinksNoSQLDriver(t *testing.T) {
 	// The recorded payloads are a package of this module: look for them in the binary's
 	// symbols rather than in the module list.
 	syms, err := exec.Command("go", "tool", "nm", bin).Output()
-	if err == nil && strings.Contains(string(syms), "laravel-payloads") {
+	if err != nil {
+		t.Fatalf("go tool nm: %v", err)
+	}
+	if strings.Contains(string(syms), "laravel-payloads") {
 		t.Error("a handler-only binary links the recorded Laravel payloads")
+	}
+	// WorkerConfig.Classes and WithClasses bring package phpclass in, but a program that
+	// never asks PHP for the facts must not carry PHP's extraction script nor os/exec.
+	if !strings.Contains(string(syms), "phpclass.") {
+		t.Fatal("the symbols lack package phpclass, so this check proves nothing")
+	}
+	if strings.Contains(string(syms), "os/exec.") {
+		t.Error("a handler-only binary links os/exec")
+	}
+	if b, err := os.ReadFile(bin); err != nil || bytes.Contains(b, []byte("function laraq_describe")) {
+		t.Errorf("a handler-only binary links PHP's class extraction script (%v)", err)
 	}
 }

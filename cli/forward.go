@@ -20,6 +20,7 @@ import (
 	"github.com/laraq/laraq/internal/secret"
 	laraqotel "github.com/laraq/laraq/otel"
 	"github.com/laraq/laraq/payload"
+	"github.com/laraq/laraq/phpclass"
 )
 
 // forwarder sends jobs to an HTTP service.
@@ -32,6 +33,7 @@ type forwarder struct {
 	// ShouldBeEncrypted command would cross the network in clear text.
 	plainOffHost bool
 	insecure     bool // --forward-insecure: send such jobs all the same
+	classes *phpclass.Manifest // --classes (forward_classes.go)
 }
 
 func newForwarder(raw string, concurrency int, insecure bool) (*forwarder, error) {
@@ -78,6 +80,7 @@ type forwardRequest struct {
 	Name       string          `json:"name"`
 	Class      string          `json:"class"`
 	Payload    json.RawMessage `json:"payload"`
+	ClassFacts *classFacts     `json:"class_facts,omitempty"`
 }
 
 // Handle posts the job and maps the answer to an outcome. The request ends with ctx,
@@ -96,7 +99,7 @@ func (f *forwarder) Handle(ctx context.Context, job *laraq.JobInfo) error {
 	}
 	body, err := json.Marshal(forwardRequest{
 		ID: job.ID, UUID: job.UUID, Attempt: job.Attempt, Queue: job.Queue, Connection: job.Connection,
-		Name: job.Name, Class: job.Class, Payload: readable,
+		Name: job.Name, Class: job.Class, Payload: readable, ClassFacts: f.factsOf(job),
 	})
 	if err != nil {
 		return fmt.Errorf("forward: encoding the request: %w", err)
@@ -125,6 +128,7 @@ func (f *forwarder) Handle(ctx context.Context, job *laraq.JobInfo) error {
 		return fmt.Errorf("forward to %s: %w", f.display, err)
 	}
 	defer resp.Body.Close()
+	noteUniqueID(job, resp)
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 		return nil

@@ -76,7 +76,13 @@ that a wrong guess does not hide them (--log-level debug lists the keys).
 compare each Go type this binary registered with its PHP class before it takes a job,
 and refuse to start, naming every class, property and fix, on a property no field takes,
 a field no property has (case included), a visibility or default that differs, or a
-ShouldBeUnique or ShouldBeEncrypted class whose type does not say so.
+ShouldBeUnique or ShouldBeEncrypted class whose type does not say so. With it the worker
+also releases the unique lock of a job of a ShouldBeUnique class that no Go type stands
+for (--forward) when PHP's worker would, on every release (8.x to 11.38 payloads do not
+name the lock): the id is the class's uniqueId property, or, for a uniqueId() method,
+what the forwarded service answers in X-Laraq-Unique-Id; a class whose id cannot be had
+is named at start. Without --classes, a command that carries a property no field of its
+Go type takes is logged once per class and property and counted in the metrics.
 
 --forward URL: each job is POSTed as JSON with the headers Content-Type:
 application/json, X-Laraq-Job-Id, X-Laraq-Job-Uuid, X-Laraq-Attempt, X-Laraq-Queue and
@@ -88,10 +94,17 @@ payload), so that the service continues the trace; the body is
    "name": "App\\Jobs\\X", "class": "App\\Jobs\\X",
    "payload": {...the payload as 'laraq decode' prints it: data.command readable...}}
 
+With --classes, a job of a class the manifest has also carries "class_facts": the class's
+properties with their visibility, declared type and default, which ones the payload
+holds and which PHP left out at their default, as 'laraq decode --classes' shows them.
+
 A 2xx answer means done. Any other answer fails the attempt (its status and the first
 line of its body become the error, retried by Laravel's rules), unless it carries a
 Retry-After header in seconds: then the job is released for that long. No answer within
-the job's timeout is a timeout.`
+the job's timeout is a timeout. For a ShouldBeUnique class whose uniqueId() is a method,
+the answer's X-Laraq-Unique-Id header says what it returns for the job, so that the
+worker releases the lock (with --classes): after a 2xx or on the job's failure, or, for
+ShouldBeUniqueUntilProcessing, at once.`
 
 // workFlags are the flags of `work` beyond the application flags.
 type workFlags struct {
@@ -208,15 +221,9 @@ func runWork(ctx context.Context, app *App, args []string) int {
 			return app.errorf("%v", err)
 		}
 	}
-	classes, err := cf.load(app)
-	if err != nil {
+	// NewWorker compares the Go types with their classes before a job is taken.
+	if cfg.Classes, err = cf.load(app); err != nil {
 		return app.errorf("%v", err)
-	}
-	if classes != nil && w.forward == "" {
-		// The Go types must say what their PHP classes say before a job is taken.
-		if err := checkClasses(logger, classes, app.Jobs.Types(), appCfg.Release); err != nil {
-			return app.errorf("%v", err)
-		}
 	}
 	if appCfg.Release.Guessed {
 		warnGuessedRelease(logger, appCfg)
@@ -275,6 +282,7 @@ func runWork(ctx context.Context, app *App, args []string) int {
 				logger.Warn("--forward is plain http:// to a host that is not loopback: ShouldBeEncrypted jobs are failed instead of sent decrypted (use https://, or --forward-insecure)", "url", fw.display)
 			}
 		}
+		fw.classes = cfg.Classes
 		jobs = laraq.NewJobs()
 		jobs.Fallback(fw.Handle)
 	} else if jobs.Len() == 0 {
