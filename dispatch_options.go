@@ -99,6 +99,28 @@ func Encrypted() DispatchOption {
 	return func(o *dispatch.Options) error { o.Encrypt = true; return nil }
 }
 
+// UniqueID is what the uniqueId() method of a ShouldBeUnique class returns for this job,
+// for a job given as a *phpser.Value to a Dispatcher with the classes' facts
+// (WithClasses): PHP code laraq cannot run, which names the lock. Such a dispatch is
+// refused without it; given for a job whose id is its uniqueId property, or a Go type
+// (its UniqueID method), it is an error (laraq dispatch --unique-id).
+func UniqueID(id string) DispatchOption {
+	return func(o *dispatch.Options) error { o.UniqueID = &id; return nil }
+}
+
+// UniqueFor is what the uniqueFor() method of a ShouldBeUnique class returns, as
+// UniqueID is for uniqueId(): how long the lock lives (whole seconds, rounded up; 0:
+// until the job releases it) (laraq dispatch --unique-for).
+func UniqueFor(d time.Duration) DispatchOption {
+	return func(o *dispatch.Options) error {
+		if d < 0 {
+			return errors.New("negative uniqueFor")
+		}
+		o.UniqueFor = &d
+		return nil
+	}
+}
+
 // Tags gives the dispatched job Horizon tags, as its PHP class's tags() method would
 // (see Tagger); they win over the job's Tags method. Without Horizon it does nothing.
 func Tags(tags ...string) DispatchOption {

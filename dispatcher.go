@@ -6,6 +6,7 @@ import (
 
 	"github.com/laraq/laraq/internal/dispatch"
 	"github.com/laraq/laraq/internal/horizon"
+	"github.com/laraq/laraq/phpclass"
 )
 
 // Dispatcher dispatches jobs onto a Laravel queue connection, writing what the
@@ -16,11 +17,25 @@ type Dispatcher struct {
 	d *dispatch.Dispatcher
 }
 
-// dispatcherConfig holds the clock and id makers (Option).
+// dispatcherConfig holds the clock, the id makers, the payload hook and the classes'
+// facts (Option).
 type dispatcherConfig struct {
-	now     func() time.Time
-	newID   func() string
-	newUUID func() string
+	now           func() time.Time
+	newID         func() string
+	newUUID       func() string
+	createPayload func(ctx context.Context, parent *JobInfo, payload []byte) []byte
+	classes       *phpclass.Manifest
+	declared      []*Jobs
+}
+
+// CreatePayloadUsing edits every payload a Dispatcher pushes, after it is built, as the
+// callbacks of Laravel's Queue::createPayloadUsing do: OpenTelemetry's instrumentation
+// adds the trace context there (package otel's Tracer.CreatePayload). parent is the job
+// whose run dispatched this one (a worker continuing a chain, see
+// WorkerConfig.CreatePayloadUsing), nil for a dispatch from your code. PushRaw is left
+// alone, as PHP's pushRaw is. Default none.
+func CreatePayloadUsing(fn func(ctx context.Context, parent *JobInfo, payload []byte) []byte) Option {
+	return func(c *dispatcherConfig) { c.createPayload = fn }
 }
 
 // Option adjusts a Dispatcher or an Admin.
@@ -36,6 +51,33 @@ func WithClock(now func() time.Time) Option {
 // (Laravel's Str::random(32)) and payload.NewUUID (Str::uuid()).
 func WithIDs(newID, newUUID func() string) Option {
 	return func(c *dispatcherConfig) { c.newID, c.newUUID = newID, newUUID }
+}
+
+// WithClasses gives a Dispatcher the job classes' facts (a manifest 'laraq classes' wrote,
+// read with phpclass.Load), so that it queues what PHP queues for them, and refuses
+// what PHP would not:
+//
+//   - a Go type is compared with its class (phpclass.Check) before its first dispatch,
+//     and refused, with every problem and its fix, on a property no field takes, a tag
+//     no property has (case included), a visibility or default that differs, or a
+//     ShouldBeUnique or ShouldBeEncrypted class whose type does not say so. The types
+//     of declared (Handle, HandleClass, Declare) are checked at once: NewDispatcher
+//     returns the error. A Go type of a class the facts lack is refused too.
+//   - a job given as a *phpser.Value is completed as PHP holds its class: the given
+//     properties (by plain name, or mangled as the class declares them) with the others
+//     at their defaults, in serialize() order, the Queueable properties only where the
+//     class uses the trait; written without what still holds its default where 9.4+
+//     SerializesModels leaves it out; encrypted for a ShouldBeEncrypted class; with the
+//     13.x queue attributes (#[Tries], #[Backoff], #[Timeout], #[MaxExceptions],
+//     #[FailOnTimeout], #[DeleteWhenMissingModels], #[UniqueFor]) read as 13.x reads them;
+//     and a ShouldBeUnique class takes its lock as PendingDispatch does, its id from the
+//     uniqueId property (UniqueID for a class with a uniqueId() method). A value of a
+//     class the facts lack is refused. What PHP computes in tries(), backoff(),
+//     retryUntil() and displayName() is not run: the payload reads the properties.
+//
+// Default: no facts; a Go type is taken as it says, a value written as given.
+func WithClasses(m *phpclass.Manifest, declared ...*Jobs) Option {
+	return func(c *dispatcherConfig) { c.classes, c.declared = m, declared }
 }
 
 func collectOptions(opts []Option) dispatcherConfig {
@@ -63,6 +105,11 @@ func NewDispatcher(conn *Connection, opts ...Option) (*Dispatcher, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, jobs := range cfg.declared {
+		if err := d.CheckTypes(jobs.Types()); err != nil {
+			return nil, err
+		}
+	}
 	return &Dispatcher{d: d}, nil
 }
 
@@ -74,7 +121,8 @@ func (c *Connection) dispatcher(cfg dispatcherConfig, hz *horizon.Recorder) (*di
 		return nil, err
 	}
 	return dispatch.New(dispatch.Config{RDB: r, Connection: c.name(), Queue: c.queue(), Release: c.Release,
-		Encrypter: c.Encrypter, Locks: c.locks, Horizon: hz, Now: cfg.now, NewID: cfg.newID, NewUUID: cfg.newUUID}), nil
+		Encrypter: c.Encrypter, Locks: c.locks, Horizon: hz, Now: cfg.now, NewID: cfg.newID, NewUUID: cfg.newUUID,
+		CreatePayloadUsing: cfg.createPayload, Classes: cfg.classes}), nil
 }
 
 // Message is a job ready to be pushed (Prepare, Enqueue): its Queue (the bare name), its

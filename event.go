@@ -13,7 +13,8 @@ import "github.com/laraq/laraq/internal/job"
 // Runtime, how long the handler ran; AfterException, set on EventReleased when the
 // attempt threw or timed out and the worker released it for a retry (Laravel 9+'s
 // JobReleasedAfterException); Count and From of EventMigrated; Payload, the bytes of
-// EventInvalid and of EventFailed without Job.
+// EventInvalid and of EventFailed without Job; Count and Properties of
+// EventUnknownProperties.
 type Event = job.Event
 
 // EventKind says what an Event is about. The names follow Laravel's queue events.
@@ -48,4 +49,10 @@ const (
 	// paused, while jobs drain after a stop). Err is the error of the loop's last Redis
 	// call, nil when it answered; it stays set until Redis answers again. No Job.
 	EventLoop = job.EventLoop
+	// EventUnknownProperties: the command the handler decoded carried Count properties
+	// no field of its Go type takes (Properties names up to 16): a misspelt php tag, a
+	// property the type lacks, or a PHP class changed since. Emitted after the handler
+	// returned, by a worker without WorkerConfig.Classes (which checks the types at start
+	// instead); each class and property is also logged once.
+	EventUnknownProperties = job.EventUnknownProperties
 )

@@ -19,7 +19,8 @@ import (
 type RedisAuthError = rdb.AuthError
 
 // ServerOf names the Redis server(s) a client talks to, without credentials:
-// "127.0.0.1:6379/0", "cluster 10.0.0.1:7000,10.0.0.2:7000", "sentinel mymaster".
+// "127.0.0.1:6379/0", "cluster 10.0.0.1:7000,10.0.0.2:7000", "sentinel master mymaster
+// via 10.0.0.1:26379,10.0.0.2:26379/0" (a client with a ServerName method names itself).
 func ServerOf(c redis.UniversalClient) string { return rdb.ServerOf(c) }
 
 // credentialsTimeout bounds CheckCredentials' wait for a server that does not answer.

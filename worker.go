@@ -3,10 +3,12 @@ package laraq
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/laraq/laraq/internal/worker"
+	"github.com/laraq/laraq/phpclass"
 )
 
 // Reasons Run returns when the worker stopped by itself. Each lets in-flight jobs finish
@@ -65,10 +67,13 @@ func NewWorker(conn *Connection, jobs *Jobs, cfg WorkerConfig) (*Worker, error) 
 	if err != nil {
 		return nil, err
 	}
+	if err := checkClasses(s, jobs); err != nil {
+		return nil, err
+	}
 	if s.Horizon, err = conn.horizon(s.Now, s.Logger); err != nil {
 		return nil, err
 	}
-	if s.Chain, err = conn.dispatcher(dispatcherConfig{now: s.Now}, s.Horizon); err != nil {
+	if s.Chain, err = conn.dispatcher(dispatcherConfig{now: s.Now, createPayload: cfg.CreatePayloadUsing}, s.Horizon); err != nil {
 		return nil, err
 	}
 	s.Client, s.RDB, s.Signals, s.Locks = conn.Client, r, conn.signals(r), conn.locks
@@ -87,10 +92,37 @@ func NewWorker(conn *Connection, jobs *Jobs, cfg WorkerConfig) (*Worker, error) 
 	return &Worker{w: w}, nil
 }
 
+// checkClasses compares the Go types jobs declares with their classes (WorkerConfig.Classes)
+// before the worker takes a job: every problem is in the error, with its fix; a warning
+// (fields in another order than serialize() writes them) is logged, as is a manifest
+// read from another release than the connection's, whose trait properties and defaults
+// are that release's.
+func checkClasses(s *worker.Config, jobs *Jobs) error {
+	m := s.Classes
+	if m == nil {
+		return nil
+	}
+	if mr, err := ParseRelease(m.Laravel); err == nil && !s.JobRelease.IsZero() && (mr.Major != s.JobRelease.Major || mr.Minor != s.JobRelease.Minor) {
+		s.Logger.Warn("the class facts were read from another Laravel release than the connection's", "classes", m.Laravel, "connection", s.JobRelease.String())
+	}
+	var problems []phpclass.Problem
+	for _, p := range phpclass.CheckAll(m, jobs.Types()) {
+		if p.Warning {
+			s.Logger.Warn(p.String(), "class", p.Class)
+		} else {
+			problems = append(problems, p)
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("laraq: %w", &phpclass.CheckError{Problems: problems})
+	}
+	return nil
+}
+
 // poolSize reads the connection pool size of the clients go-redis makes.
 func poolSize(c redis.UniversalClient) (int, bool) {
 	switch cl := c.(type) {
-	case *redis.Client:
+	case interface{ Options() *redis.Options }: // *redis.Client, and wrappers of one
 		return cl.Options().PoolSize, true
 	case *redis.ClusterClient:
 		return cl.Options().PoolSize, true

@@ -1,6 +1,7 @@
 package laraq
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,6 +13,7 @@ import (
 	"github.com/laraq/laraq/internal/job"
 	"github.com/laraq/laraq/internal/rdb"
 	"github.com/laraq/laraq/internal/worker"
+	"github.com/laraq/laraq/phpclass"
 )
 
 // Defaults of WorkerConfig. Each matches `php artisan queue:work` unless said otherwise.
@@ -191,6 +193,25 @@ type WorkerConfig struct {
 	// Middleware runs around the handler of every job this worker runs, in order, as
 	// a Laravel job's middleware() does around handle(). Default none.
 	Middleware []Middleware
+	// CreatePayloadUsing edits the payload of the next job of a chain the worker
+	// dispatches, with the job that ran as parent (see laraq.CreatePayloadUsing, the
+	// Dispatcher's). Default none.
+	CreatePayloadUsing func(ctx context.Context, parent *JobInfo, payload []byte) []byte
+
+	// Classes are the job classes' facts: a manifest 'laraq classes' wrote, read with
+	// phpclass.Load (laraq work --classes). With them NewWorker compares every Go type
+	// jobs declares (Handle, HandleClass, Declare) with its class and returns an error
+	// naming each class, property and fix on a property no field takes, a tag no
+	// property has (case included), a visibility or default that differs, or a
+	// ShouldBeUnique or ShouldBeEncrypted class whose type does not say so (fields in
+	// another order than PHP's are logged as a warning). And the worker releases the
+	// unique lock of a job whose class implements ShouldBeUnique when PHP's worker would,
+	// also where no Go type says so (HandleFunc, Fallback: laraq work --forward) and the
+	// payload does not name the lock (8.x to 11.38): the key from the class, the id from
+	// its uniqueId property, or, for a uniqueId() method, from the handler
+	// (JobInfo.SetUniqueID). Default nil: no check; a job is unique when its Go type or
+	// its payload says so.
+	Classes *phpclass.Manifest
 }
 
 // settings are a Connection and a WorkerConfig with the defaults applied and the times in
@@ -200,7 +221,7 @@ func settings(conn *Connection, c WorkerConfig) (*worker.Config, error) {
 		Timeout: c.Timeout, TimeoutReleases: c.TimeoutReleases, ReservationHeartbeat: c.ReservationHeartbeat,
 		MaxJobs: c.MaxJobs, MaxTime: c.MaxTime, StopWhenEmpty: c.StopWhenEmpty, Rest: c.Rest, MemoryLimit: c.MemoryLimit,
 		SignalInterval: c.SignalInterval, ShutdownGrace: c.ShutdownGrace, Logger: c.Logger, Now: c.Now, OnEvent: c.OnEvent,
-		Backoff: c.Backoff, Middleware: c.Middleware}
+		Backoff: c.Backoff, Middleware: c.Middleware, Classes: c.Classes}
 	if len(s.Queues) == 0 {
 		s.Queues = []string{conn.queue()}
 	}

@@ -47,6 +47,10 @@ const (
 	Success  Status = "success"                  // JobProcessed
 	Failed   Status = "failed"                   // JobFailed
 	Released Status = "released_after_exception" // the attempt threw and the job was released
+	// HandedBack is laraq's own step: a job no Go handler takes was given back to its
+	// queue for the PHP workers, unrun. queue:work has no such step; its line reads like
+	// RUNNING's, with HANDED BACK.
+	HandedBack Status = "handed_back"
 )
 
 // Attribute keys of a job record. A record carrying KeyStatus is a job line; the
@@ -71,7 +75,7 @@ func Job(ctx context.Context, l *slog.Logger, status Status, id, name, queue str
 		slog.String(KeyStatus, string(status)), slog.String(KeyID, id), slog.String(KeyName, name),
 		slog.String(KeyQueue, queue),
 	}
-	if status != Starting {
+	if status != Starting && status != HandedBack {
 		attrs = append(attrs, slog.Duration(KeyRuntime, runtime))
 	}
 	l.LogAttrs(ctx, level, statusWord(status), attrs...)
@@ -85,6 +89,8 @@ func statusWord(s Status) string {
 		return "Processed"
 	case Failed:
 		return "Failed"
+	case HandedBack:
+		return "Handed back"
 	}
 	return "Released"
 }
@@ -274,7 +280,7 @@ func (h *handler) paint(s, on, off string) string {
 func (h *handler) artisan8(t time.Time, j jobRecord) string {
 	var on, off string
 	switch j.status {
-	case Starting:
+	case Starting, HandedBack:
 		on, off = yellow, reset
 	case Success:
 		on, off = green, reset
@@ -298,10 +304,14 @@ func (h *handler) artisan(t time.Time, j jobRecord) string {
 		extra = len([]rune(j.id)) + 1
 	}
 	nameLen := len([]rune(j.name))
-	if j.status == Starting {
-		dots := max(h.opts.Width-nameLen-extra-33, 0)
+	if j.status == Starting || j.status == HandedBack {
+		word := "RUNNING"
+		if j.status == HandedBack {
+			word = "HANDED BACK"
+		}
+		dots := max(h.opts.Width-nameLen-extra-26-len(word), 0)
 		b.WriteString(" " + h.paint(strings.Repeat(".", dots), gray, reset))
-		b.WriteString(" " + h.paint("RUNNING", boldYellow, resetBold))
+		b.WriteString(" " + h.paint(word, boldYellow, resetBold))
 		return b.String()
 	}
 	rt := FormatRuntime(j.runtime)

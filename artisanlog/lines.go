@@ -10,7 +10,8 @@ import (
 // JobLines prints queue:work's line per job step from a worker's events: RUNNING when a
 // handler starts, DONE when it returned (also after a release it asked for), FAIL when
 // the job failed, or when it was released after an exception or a timeout, as Laravel 9+
-// prints a JobReleasedAfterException.
+// prints a JobReleasedAfterException; and HANDED BACK, laraq's own, when a job no Go
+// handler takes went back to its queue for the PHP workers.
 type JobLines struct {
 	log *slog.Logger
 }
@@ -36,5 +37,7 @@ func (l *JobLines) OnEvent(e laraq.Event) {
 		if e.AfterException {
 			Job(ctx, l.log, Released, j.ID, j.Name, e.Queue, e.Runtime)
 		}
+	case laraq.EventHandedBack:
+		Job(ctx, l.log, HandedBack, j.ID, j.Name, e.Queue, 0)
 	}
 }

@@ -5,13 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 
-	"github.com/laraq/laraq"
 	"github.com/laraq/laraq/phpclass"
 )
 
@@ -205,22 +202,4 @@ func orUnknown(s string) string {
 		return "unknown"
 	}
 	return s
-}
-
-// checkClasses compares the Go types the worker declares with their classes in the
-// manifest: a problem stops the worker before it takes a job (every one is named, with
-// its fix); a warning is logged. A manifest of another release than the connection's is
-// worth a warning too: its trait properties and defaults are that release's.
-func checkClasses(log *slog.Logger, m *phpclass.Manifest, types map[string]reflect.Type, rel laraq.Release) error {
-	if m.Laravel != "" && !rel.IsZero() {
-		if mr, err := laraq.ParseRelease(m.Laravel); err == nil && (mr.Major != rel.Major || mr.Minor != rel.Minor) {
-			log.Warn("the class manifest was read from another Laravel release than the connection's", "manifest", m.Laravel, "connection", rel.String())
-		}
-	}
-	for _, p := range phpclass.CheckAll(m, types) {
-		if p.Warning {
-			log.Warn(p.String(), "class", p.Class)
-		}
-	}
-	return phpclass.CheckTypes(m, types)
 }

@@ -113,8 +113,8 @@ type propJobRight struct {
 }
 
 // TestWorkChecksItsTypes: with a manifest, a worker whose Go type mistakes its class
-// exits 1 before it touches Redis, naming class, property and fix; with the right type
-// it works; a manifest that does not read is an error.
+// exits 1 before it takes a job (laraq.NewWorker refuses it), naming class, property and
+// fix; with the right type it works; a manifest that does not read is an error.
 func TestWorkChecksItsTypes(t *testing.T) {
 	path, _ := fixtureManifest(t)
 	work := func(jobs *laraq.Jobs, env map[string]string, args ...string) (string, int) {
@@ -125,12 +125,12 @@ func TestWorkChecksItsTypes(t *testing.T) {
 	}
 	bad := laraq.NewJobs()
 	laraq.Declare[propJobTypo](bad)
-	errOut, rc := work(bad, nil, "--classes", path, "--redis", "redis://127.0.0.1:1/0", "--stop-when-empty")
+	errOut, rc := work(bad, nil, "--classes", path, "--redis", "redis://127.0.0.1:1/0", "--database", "null", "--stop-when-empty")
 	if rc != 1 || !strings.Contains(errOut, `App\Jobs\Classes\UniquePropJob $orderId (Go field OrderID)`) || !strings.Contains(errOut, "`php:\"orderId\"`") {
 		t.Errorf("a mistyped worker: exit %d:\n%s", rc, errOut)
 	}
 	// LARAQ_CLASSES names the manifest too.
-	if errOut, rc := work(bad, map[string]string{"LARAQ_CLASSES": path}, "--redis", "redis://127.0.0.1:1/0"); rc != 1 || !strings.Contains(errOut, "differs from PHP's $orderId in case only") {
+	if errOut, rc := work(bad, map[string]string{"LARAQ_CLASSES": path}, "--redis", "redis://127.0.0.1:1/0", "--database", "null"); rc != 1 || !strings.Contains(errOut, "differs from PHP's $orderId in case only") {
 		t.Errorf("LARAQ_CLASSES: exit %d:\n%s", rc, errOut)
 	}
 	broken := filepath.Join(t.TempDir(), "broken.json")

@@ -75,10 +75,14 @@ func Main(ctx context.Context, args []string, opts ...Option) int {
 	if app.Jobs == nil {
 		app.Jobs = laraq.NewJobs()
 	}
-	// go-redis writes its own lines (dial failures, pool notices) with the standard log
-	// package; they go to this program's stderr as log records instead (`work` then
-	// switches them to its --log-format).
-	redis.SetLogger(laraq.RedisLog{Logger: slog.New(slog.NewTextHandler(app.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	// go-redis writes its own lines (dial failures, pool notices, Sentinel news) with the
+	// standard log package; they go to this program's stderr as log records instead
+	// (`work` then switches them to its --log-format). The logger is go-redis' global:
+	// the CLI, which owns the process, may set it; the library never does.
+	redis.SetLogger(newRedisLog(slog.New(slog.NewTextHandler(app.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))))
+	if len(args) > 0 && (args[0] == "--version" || args[0] == "-version" || args[0] == "-V") {
+		args = append([]string{"version"}, args[1:]...)
+	}
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		if len(args) > 1 {
 			if c, ok := app.command(args[1]); ok {
@@ -131,7 +135,7 @@ func (a *App) usage(w io.Writer) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-10s %s\n", n, all[n].Summary)
 	}
-	fmt.Fprintf(w, "\nRun '%s help <command>' for the flags of one command.\n", a.Name)
+	fmt.Fprintf(w, "\nRun '%s help <command>' for the flags of one command, '%s --version' for the version.\n", a.Name, a.Name)
 }
 
 // FlagSet is a subcommand's flags: --help prints the whole usage on stdout; a mistake is
@@ -140,6 +144,9 @@ type FlagSet struct {
 	*flag.FlagSet
 	app   *App
 	usage string
+	// sections, when set, print the flags under headings (the everyday ones first) and
+	// the usage text after them, save its first paragraph.
+	sections []helpSection
 }
 
 // NewFlagSet returns the flags of subcommand name, whose usage text is usage (its first
@@ -153,6 +160,16 @@ func (a *App) NewFlagSet(name, usage string) *FlagSet {
 
 // PrintUsage writes the synopsis, the description and every flag to w.
 func (f *FlagSet) PrintUsage(w io.Writer) {
+	if f.sections != nil {
+		synopsis, rest, _ := strings.Cut(strings.TrimSpace(f.usage), "\n\n")
+		summary, details, _ := strings.Cut(rest, "\n\n")
+		fmt.Fprintf(w, "Usage: %s %s\n\n%s\n\n", f.app.Name, synopsis, summary)
+		printSections(w, f.FlagSet, f.sections)
+		if details = strings.TrimSpace(details); details != "" {
+			fmt.Fprintf(w, "%s\n", details)
+		}
+		return
+	}
 	fmt.Fprintf(w, "Usage: %s %s\n\n", f.app.Name, strings.TrimSpace(f.usage))
 	f.SetOutput(w)
 	f.PrintDefaults()

@@ -4,6 +4,8 @@ import (
 	"flag"
 	"fmt"
 	"strings"
+
+	"github.com/laraq/laraq/laravel"
 )
 
 // Defaults of the connection flags, used when neither the flags, the LARAQ_* environment
@@ -20,11 +22,13 @@ const (
 // and --queue. Their values only count when given; otherwise the application's settings
 // (see appFlags) apply.
 type connFlags struct {
-	redisURL string
-	prefix   string
-	queue    string
-	queueSet bool // --queue was given on the command line
-	multi    bool // --queue takes a comma-separated list
+	redisURL       string
+	sentinel       string
+	sentinelMaster string
+	prefix         string
+	queue          string
+	queueSet       bool // --queue was given on the command line
+	multi          bool // --queue takes a comma-separated list
 }
 
 // stringFlag is a string flag that remembers whether it was set.
@@ -53,6 +57,14 @@ func addConnFlags(fs *flag.FlagSet, multi bool) *connFlags {
 			"in the URL applies to the cache connection too (restart, pause, maxExceptions): laraq warns\n"+
 			"when that moves it off the application's cache database (REDIS_CACHE_DB, default 1); keep\n"+
 			"it with LARAQ_REDIS_CACHE_DB")
+	fs.StringVar(&c.sentinel, "redis-sentinel", "",
+		"reach Redis through Sentinel: the Sentinels' `ADDRS`, host:port,host:port (default:\n"+
+			"LARAQ_REDIS_SENTINEL, else the application's predis connection with 'replication' =>\n"+
+			"'sentinel'). The master's password is REDIS_PASSWORD; the Sentinels' own, if any,\n"+
+			"LARAQ_REDIS_SENTINEL_USERNAME and LARAQ_REDIS_SENTINEL_PASSWORD (kept off the command line).\n"+
+			"--redis wins over LARAQ_REDIS_SENTINEL; giving both flags is an error")
+	fs.StringVar(&c.sentinelMaster, "redis-sentinel-master", "", "the master set's `NAME` the Sentinels watch (default: LARAQ_REDIS_SENTINEL_MASTER, else the\n"+
+		"application's 'service' option, else "+laravel.DefaultSentinelMaster+")")
 	fs.StringVar(&c.prefix, "prefix", "",
 		"Redis connection `prefix` (database.redis.options.prefix); --prefix '' for none\n"+
 			"(default empty, unless an application is given (--env-file, --laravel-root, LARAQ_ENV_FILE\n"+

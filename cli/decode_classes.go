@@ -68,7 +68,16 @@ func factsOf(m *phpclass.Manifest, command string) (*classFacts, error) {
 		return nil, nil
 	}
 	v, err := phpser.DecodeString(command)
-	if err != nil || v.Kind() != phpser.KindObject {
+	if err != nil {
+		return nil, nil
+	}
+	return factsOfValue(m, v)
+}
+
+// factsOfValue describes a decoded command's class from the manifest; nil when the
+// command is no object of a class the manifest has.
+func factsOfValue(m *phpclass.Manifest, v *phpser.Value) (*classFacts, error) {
+	if v == nil || v.Kind() != phpser.KindObject {
 		return nil, nil
 	}
 	c := m.Class(v.Class())

@@ -65,9 +65,15 @@ given by their plain names keep the visibility the class declares, a property th
 class does not have is an error, the others take their defaults in serialize() order
 (a typed one without default stays out), the Queueable properties are those of the
 release the manifest was read from and only where the class uses the trait, Laravel
-9.4+ SerializesModels leaves out what still holds its default, and a ShouldBeEncrypted
-class is encrypted. What PHP code computes (tries(), backoff(), displayName(), 13.x
-attributes) and a ShouldBeUnique class's lock are not taken: a warning says so.`
+9.4+ SerializesModels leaves out what still holds its default, a ShouldBeEncrypted
+class is encrypted, 13.x reads the class's #[Tries], #[Backoff], #[Timeout],
+#[MaxExceptions], #[FailOnTimeout], #[DeleteWhenMissingModels] and #[UniqueFor], and a
+ShouldBeUnique class takes its unique lock as dispatch() does (nothing is queued, and
+the command exits 1, while an earlier dispatch holds it). The lock's id is the class's
+uniqueId property; a class whose uniqueId() or uniqueFor() is a method needs
+--unique-id ID (and --unique-for SECONDS) saying what it returns. What other PHP code
+computes (tries(), backoff(), retryUntil(), displayName(), other attributes) is not
+run: a warning says so.`
 
 func runDispatch(ctx context.Context, app *App, args []string) int {
 	fs := app.NewFlagSet("dispatch", dispatchUsage)
@@ -80,6 +86,10 @@ func runDispatch(ctx context.Context, app *App, args []string) int {
 	var delaySet bool
 	fs.Var(stringFlag{&delay, &delaySet}, "delay", "delay the job by `SECONDS` (sets the delay property like ->delay())")
 	noQueueable := fs.Bool("no-queueable", false, "do not add the InteractsWithQueue/Queueable properties")
+	var uniqueID, uniqueFor string
+	var uniqueIDSet, uniqueForSet bool
+	fs.Var(stringFlag{&uniqueID, &uniqueIDSet}, "unique-id", "with --classes, what the ShouldBeUnique class's uniqueId() `method` returns for this job")
+	fs.Var(stringFlag{&uniqueFor, &uniqueForSet}, "unique-for", "with --classes, what the ShouldBeUnique class's uniqueFor() `method` returns, in seconds")
 	cf := addClassesFlag(fs)
 	connection := fs.String("connection", "", "Laravel queue connection `name` the job is for (default: LARAQ_CONNECTION, else \""+laraq.DefaultConnectionName+"\")")
 	positional, rc := parseInterleaved(fs, args)
@@ -145,24 +155,8 @@ func runDispatch(ctx context.Context, app *App, args []string) int {
 			return app.errorf("%v", err)
 		}
 	}
-	var job *classJob
 	if classes != nil {
-		var queue *string
-		if af.conn.queueSet {
-			queues, err := af.queues()
-			if err != nil {
-				return app.errorf("%v", err)
-			}
-			queue = &queues[0]
-		}
-		var delay *time.Duration
-		if delaySet {
-			delay = new(time.Duration(delaySecs) * time.Second)
-		}
-		if job, err = newClassJob(classes, cmd, cfg.Release, queue, delay, *encrypt); err != nil {
-			return app.errorf("%v", err)
-		}
-		for _, c := range job.caveats(cfg.Release, classes.Laravel) {
+		for _, c := range classCaveats(classes, cmd.Class(), cfg.Release) {
 			fmt.Fprintf(app.Stderr, "%s: warning: %s\n", app.Name, c)
 		}
 	} else if !*noQueueable {
@@ -170,10 +164,10 @@ func runDispatch(ctx context.Context, app *App, args []string) int {
 	}
 
 	var opts []laraq.DispatchOption
-	if *encrypt && job == nil {
+	if *encrypt {
 		opts = append(opts, laraq.Encrypted())
 	}
-	if af.conn.queueSet && job == nil {
+	if af.conn.queueSet {
 		queues, err := af.queues()
 		if err != nil {
 			return app.errorf("%v", err)
@@ -184,13 +178,23 @@ func runDispatch(ctx context.Context, app *App, args []string) int {
 			opts = append(opts, laraq.OnQueue(queues[0]))
 		}
 	}
-	if delaySet && job == nil {
+	if delaySet {
 		d := time.Duration(delaySecs) * time.Second
 		if isSet(cmd, "delay") {
 			opts = append(opts, laraq.Later(d))
 		} else {
 			opts = append(opts, laraq.Delay(d))
 		}
+	}
+	if uniqueIDSet {
+		opts = append(opts, laraq.UniqueID(uniqueID))
+	}
+	if uniqueForSet {
+		secs, err := strconv.ParseInt(uniqueFor, 10, 64)
+		if err != nil || secs < 0 {
+			return app.errorf("--unique-for %q: want a whole number of seconds, 0 or more", uniqueFor)
+		}
+		opts = append(opts, laraq.UniqueFor(time.Duration(secs)*time.Second))
 	}
 	conn, err := af.connect(ctx, cfg, laravel.ConnectOptions{WithoutFailedStore: true})
 	if err != nil {
@@ -200,16 +204,15 @@ func runDispatch(ctx context.Context, app *App, args []string) int {
 	if *connection != "" {
 		conn.Name = *connection
 	}
-	p, err := laraq.NewDispatcher(conn)
+	var dopts []laraq.Option
+	if classes != nil {
+		dopts = append(dopts, laraq.WithClasses(classes))
+	}
+	p, err := laraq.NewDispatcher(conn, dopts...)
 	if err != nil {
 		return app.errorf("%v", err)
 	}
-	var id string
-	if job != nil {
-		id, err = job.dispatch(ctx, p, conn, opts)
-	} else {
-		id, err = p.Dispatch(ctx, cmd, opts...)
-	}
+	id, err := p.Dispatch(ctx, cmd, opts...)
 	if err != nil {
 		return app.errorf("%v", err)
 	}

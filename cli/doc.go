@@ -29,9 +29,13 @@
 // laravel.ConnectOptions.Worker and exits with laraq.ExitStatus, so a library worker
 // built the same way behaves the same.
 //
+// go-redis has one logger per process (redis.SetLogger). The CLI, which owns the process,
+// sets it so that go-redis' own lines join the command's log in its format, at a level
+// by what they say (a Sentinel's new master is info, a dial failure a warning); the
+// library never touches it, and a program built on it chooses for itself
+// (laraq.RedisLog is one way).
+//
 // Signals are handled here and only here: SIGTERM and SIGINT stop a worker gracefully
 // (a second one ends the process at once), SIGUSR2 pauses it (Worker.Pause) and SIGCONT
-// resumes it (Worker.Resume), as `php artisan queue:work` does. So is the one
-// process-wide setting: go-redis has a single logger per process, which the library never
-// touches; the CLI routes it into its own log with redis.SetLogger(laraq.RedisLog{...}).
+// resumes it (Worker.Resume), as `php artisan queue:work` does.
 package cli

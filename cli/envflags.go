@@ -56,12 +56,14 @@ func addAppFlags(fs *flag.FlagSet, multiQueue, withFailed bool) *appFlags {
 
 // flagKeys maps command-line flags to the config keys they set.
 var flagKeys = map[string]string{
-	"redis":           "LARAQ_REDIS_URL",
-	"prefix":          "LARAQ_REDIS_PREFIX",
-	"laravel-version": "LARAQ_LARAVEL_VERSION",
-	"cache-prefix":    "LARAQ_CACHE_PREFIX",
-	"database":        "LARAQ_DATABASE",
-	"table":           "LARAQ_QUEUE_FAILED_TABLE",
+	"redis":                 "LARAQ_REDIS_URL",
+	"redis-sentinel":        "LARAQ_REDIS_SENTINEL",
+	"redis-sentinel-master": "LARAQ_REDIS_SENTINEL_MASTER",
+	"prefix":                "LARAQ_REDIS_PREFIX",
+	"laravel-version":       "LARAQ_LARAVEL_VERSION",
+	"cache-prefix":          "LARAQ_CACHE_PREFIX",
+	"database":              "LARAQ_DATABASE",
+	"table":                 "LARAQ_QUEUE_FAILED_TABLE",
 }
 
 // load reads the configuration and prints its warnings on stderr.

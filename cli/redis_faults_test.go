@@ -101,7 +101,8 @@ func TestRefusedCredentialsFailFast(t *testing.T) {
 }
 
 // TestWorkLogIsAllJSONWithRedisDown: with Redis unreachable, every line `work
-// --log-format json` writes to stderr is JSON, go-redis' own lines included.
+// --log-format json` writes to stderr is JSON, go-redis' own lines included (its failed
+// dials are debug lines: the worker's own error says the same).
 func TestWorkLogIsAllJSONWithRedisDown(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -112,7 +113,7 @@ func TestWorkLogIsAllJSONWithRedisDown(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	_, stderr, done := mainAsync(ctx, []string{"work", "--redis", "redis://" + addr + "/0", "--database", "null",
-		"--log-format", "json", "--concurrency", "4"}, WithJobs(laraq.NewJobs()))
+		"--log-format", "json", "--log-level", "debug", "--concurrency", "4"}, WithJobs(laraq.NewJobs()))
 	waitFor(t, "go-redis' own complaint", func() bool { return strings.Contains(stderr.String(), `"source":"go-redis"`) })
 	cancel()
 	<-done

@@ -15,6 +15,7 @@ import (
 	"github.com/laraq/laraq"
 	"github.com/laraq/laraq/artisanlog"
 	"github.com/laraq/laraq/laravel"
+	laraqotel "github.com/laraq/laraq/otel"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -25,10 +26,12 @@ func init() {
 const workUsage = `work [flags] [CONNECTION]
 
 Works Laravel's Redis queues like 'php artisan queue:work CONNECTION': jobs are taken,
-retried, released and failed by Laravel's rules, side by side with PHP workers.
+retried, released and failed by Laravel's rules, side by side with PHP workers. The jobs
+run the Go handlers this binary registered; with --forward every job is sent to an HTTP
+service instead.
+
 CONNECTION is the queue connection name recorded with failed jobs and used in
-queue:pause keys (default: LARAQ_CONNECTION, else "redis"). The jobs run the Go handlers
-this binary registered; with --forward every job is sent to an HTTP service instead.
+queue:pause keys (default: LARAQ_CONNECTION, else "redis").
 
 Configuration: point laraq at the Laravel application with --laravel-root DIR (its .env,
 config files and framework version) or --env-file PATH, and it uses the application's
@@ -73,20 +76,35 @@ that a wrong guess does not hide them (--log-level debug lists the keys).
 compare each Go type this binary registered with its PHP class before it takes a job,
 and refuse to start, naming every class, property and fix, on a property no field takes,
 a field no property has (case included), a visibility or default that differs, or a
-ShouldBeUnique or ShouldBeEncrypted class whose type does not say so.
+ShouldBeUnique or ShouldBeEncrypted class whose type does not say so. With it the worker
+also releases the unique lock of a job of a ShouldBeUnique class that no Go type stands
+for (--forward) when PHP's worker would, on every release (8.x to 11.38 payloads do not
+name the lock): the id is the class's uniqueId property, or, for a uniqueId() method,
+what the forwarded service answers in X-Laraq-Unique-Id; a class whose id cannot be had
+is named at start. Without --classes, a command that carries a property no field of its
+Go type takes is logged once per class and property and counted in the metrics.
 
 --forward URL: each job is POSTed as JSON with the headers Content-Type:
 application/json, X-Laraq-Job-Id, X-Laraq-Job-Uuid, X-Laraq-Attempt, X-Laraq-Queue and
-X-Laraq-Connection; the body is
+X-Laraq-Connection, and the job's trace as W3C traceparent and tracestate (the attempt's
+span under --otel, else the context OpenTelemetry's PHP instrumentation put in the
+payload), so that the service continues the trace; the body is
 
   {"id": "...", "uuid": "...", "attempt": 1, "queue": "default", "connection": "redis",
    "name": "App\\Jobs\\X", "class": "App\\Jobs\\X",
    "payload": {...the payload as 'laraq decode' prints it: data.command readable...}}
 
+With --classes, a job of a class the manifest has also carries "class_facts": the class's
+properties with their visibility, declared type and default, which ones the payload
+holds and which PHP left out at their default, as 'laraq decode --classes' shows them.
+
 A 2xx answer means done. Any other answer fails the attempt (its status and the first
 line of its body become the error, retried by Laravel's rules), unless it carries a
 Retry-After header in seconds: then the job is released for that long. No answer within
-the job's timeout is a timeout.`
+the job's timeout is a timeout. For a ShouldBeUnique class whose uniqueId() is a method,
+the answer's X-Laraq-Unique-Id header says what it returns for the job, so that the
+worker releases the lock (with --classes): after a 2xx or on the job's failure, or, for
+ShouldBeUniqueUntilProcessing, at once.`
 
 // workFlags are the flags of `work` beyond the application flags.
 type workFlags struct {
@@ -104,6 +122,7 @@ type workFlags struct {
 	concurrency    int
 	retryAfter     int
 	forward        string
+	forwardInsec   bool
 	noCache        bool
 	shutdownGrace  float64
 	timeoutRelease bool
@@ -115,10 +134,27 @@ type workFlags struct {
 	logLevel       string
 	logFormat      string
 	metricsAddr    string
+	otel           bool
+}
+
+// workSections order `work --help`: the flags an artisan user reaches for every day
+// first, as php artisan queue:work names them, then the rest by what they are about.
+var workSections = []helpSection{
+	{title: "Everyday flags (php artisan queue:work's)", names: []string{"CONNECTION", "queue", "concurrency", "tries", "timeout", "memory", "sleep", "stop-when-empty"},
+		args: map[string]string{"CONNECTION": "the queue connection's name, which failed jobs and queue:pause keys carry (default: LARAQ_CONNECTION, else redis)"}},
+	{title: "More of queue:work's flags", names: []string{"once", "backoff", "max-jobs", "max-time", "rest", "block-for", "retry-after", "quiet", "verbose"}},
+	{title: "The Laravel application", names: []string{"laravel-root", "env-file", "laravel-version", "cache-prefix", "no-cache", "classes"}},
+	{title: "Redis", names: []string{"redis", "redis-sentinel", "redis-sentinel-master", "prefix"}},
+	{title: "Failed jobs", names: []string{"database", "table", "create-failed-table"}},
+	{title: "Go handlers", names: []string{"unhandled", "unhandled-delay", "timeout-releases", "no-reservation-heartbeat", "shutdown-grace"}},
+	{title: "Forwarding to an HTTP service", names: []string{"forward", "forward-insecure"}},
+	{title: "Horizon", names: []string{"horizon", "horizon-supervisor", "horizon-trim"}},
+	{title: "Metrics, logs and tracing", names: []string{"metrics-addr", "log-level", "log-format", "otel"}},
 }
 
 func runWork(ctx context.Context, app *App, args []string) int {
 	fs := app.NewFlagSet("work", workUsage)
+	fs.sections = workSections
 	af := addAppFlags(fs.FlagSet, true, true)
 	hf := addHorizonFlags(fs.FlagSet, true)
 	cf := addClassesFlag(fs)
@@ -137,6 +173,7 @@ func runWork(ctx context.Context, app *App, args []string) int {
 	fs.IntVar(&w.concurrency, "concurrency", laraq.DefaultConcurrency, "jobs run at once (the Redis pools are sized for them)")
 	fs.IntVar(&w.retryAfter, "retry-after", 0, "the connection's retry_after in `seconds` (default: LARAQ_REDIS_QUEUE_RETRY_AFTER, else the\napplication's REDIS_QUEUE_RETRY_AFTER, else 90)")
 	fs.StringVar(&w.forward, "forward", "", "POST every job to this `URL` instead of running Go handlers")
+	fs.BoolVar(&w.forwardInsec, "forward-insecure", false, "forward ShouldBeEncrypted jobs, decrypted, over plain http:// to a host that is not loopback\n(refused by default: the command would cross the network in clear text; the job is failed instead)")
 	fs.BoolVar(&w.noCache, "no-cache", false, "use no cache: no restart/pause signals, no maxExceptions")
 	fs.Float64Var(&w.shutdownGrace, "shutdown-grace", laraq.DefaultShutdownGrace.Seconds(), "`seconds` jobs in flight may still run after SIGTERM")
 	fs.BoolVar(&w.timeoutRelease, "timeout-releases", false, "release timed-out jobs (with their backoff) instead of leaving them reserved until retry_after, as PHP does")
@@ -152,6 +189,9 @@ func runWork(ctx context.Context, app *App, args []string) int {
 	fs.StringVar(&w.logLevel, "log-level", "info", "`level` of the stderr log: debug, info, warn, error")
 	fs.StringVar(&w.logFormat, "log-format", string(artisanlog.Artisan), "`format` of job lines and log: artisan (Laravel 9+), artisan8, json or text; colours on a terminal")
 	fs.StringVar(&w.metricsAddr, "metrics-addr", "", "serve Prometheus /metrics and /healthz on this `address`, e.g. :9090")
+	fs.BoolVar(&w.otel, "otel", false, "export a span per job attempt with OpenTelemetry's OTLP/HTTP exporter, the child of the trace the\n"+
+		"payload carries (default: on when OTEL_TRACES_EXPORTER=otlp or an OTEL_EXPORTER_OTLP_[TRACES_]ENDPOINT is set,\n"+
+		"off with OTEL_SDK_DISABLED=true; OTEL_SERVICE_NAME, default laraq, and the other OTEL_* variables apply)")
 	positional, rc := parseInterleaved(fs, args)
 	if rc >= 0 {
 		return rc
@@ -170,7 +210,7 @@ func runWork(ctx context.Context, app *App, args []string) int {
 	}
 	logger := out.log
 	// go-redis' own lines (dial failures, pool notices) join the log, in its format.
-	redis.SetLogger(laraq.RedisLog{Logger: logger})
+	redis.SetLogger(newRedisLog(logger))
 	cfg, err := w.config()
 	if err != nil {
 		return app.errorf("%v", err)
@@ -181,19 +221,12 @@ func runWork(ctx context.Context, app *App, args []string) int {
 			return app.errorf("%v", err)
 		}
 	}
-	classes, err := cf.load(app)
-	if err != nil {
+	// NewWorker compares the Go types with their classes before a job is taken.
+	if cfg.Classes, err = cf.load(app); err != nil {
 		return app.errorf("%v", err)
 	}
-	if classes != nil && w.forward == "" {
-		// The Go types must say what their PHP classes say before a job is taken.
-		if err := checkClasses(logger, classes, app.Jobs.Types(), appCfg.Release); err != nil {
-			return app.errorf("%v", err)
-		}
-	}
 	if appCfg.Release.Guessed {
-		logger.Warn("the Laravel release is guessed, not known: name it with --laravel-version (or --laravel-root to read the framework) if the prefix or the failure texts are wrong",
-			"release", appCfg.Release.String(), "from", appCfg.Origin("Release").String(), "prefix", appCfg.Prefix)
+		warnGuessedRelease(logger, appCfg)
 	}
 
 	// The pools fit the worker (WorkerConfig.PoolSizes).
@@ -223,19 +256,40 @@ func runWork(ctx context.Context, app *App, args []string) int {
 			"database", dsn)
 	}
 
+	var tracer *laraqotel.Tracer
+	if tracingWanted(w.otel, app.Getenv) {
+		tr, shutdown, err := startTracing(ctx, app.Getenv, logger)
+		if err != nil {
+			return app.errorf("%v", err)
+		}
+		defer shutdown()
+		tracer = tr
+		cfg.Middleware = append(cfg.Middleware, tr)
+		cfg.CreatePayloadUsing = tr.CreatePayload
+	}
+
 	jobs := app.Jobs
 	if w.forward != "" {
-		fw, err := newForwarder(w.forward, cfg.Concurrency)
+		fw, err := newForwarder(w.forward, cfg.Concurrency, w.forwardInsec)
 		if err != nil {
 			return app.errorf("--forward: %v", err)
 		}
+		logger.Info("forwarding every job", "url", fw.display)
+		if fw.plainOffHost && conn.Encrypter != nil {
+			if w.forwardInsec {
+				logger.Warn("--forward-insecure: ShouldBeEncrypted jobs are sent decrypted over plain http:// to a host that is not loopback", "url", fw.display)
+			} else {
+				logger.Warn("--forward is plain http:// to a host that is not loopback: ShouldBeEncrypted jobs are failed instead of sent decrypted (use https://, or --forward-insecure)", "url", fw.display)
+			}
+		}
+		fw.classes = cfg.Classes
 		jobs = laraq.NewJobs()
 		jobs.Fallback(fw.Handle)
 	} else if jobs.Len() == 0 {
 		logger.Warn("no Go handlers are registered in this binary: every job follows --unhandled (use --forward, or build a binary with cli.Run(jobs))")
 	}
 
-	obs := &observer{}
+	obs := &observer{tracer: tracer}
 	if !w.quiet {
 		obs.lines = artisanlog.NewJobLines(out.jobs)
 	}
@@ -263,6 +317,20 @@ func runWork(ctx context.Context, app *App, args []string) int {
 		return rc
 	}
 	return app.errorf("%v", err)
+}
+
+// warnGuessedRelease says that the release is a guess. With the application's directory
+// known, it says what could not be read there (asking for --laravel-root then would
+// not help); without, how to name the release.
+func warnGuessedRelease(logger *slog.Logger, cfg *laravel.Config) {
+	attrs := []any{"release", cfg.Release.String(), "from", cfg.Origin("Release").String(), "prefix", cfg.Prefix}
+	if cfg.Root == "" {
+		logger.Warn("the Laravel release is guessed, not known: name it with --laravel-version (or --laravel-root to read the framework) if the prefix or the failure texts are wrong", attrs...)
+		return
+	}
+	logger.Warn("the Laravel release could not be read under "+cfg.Root+": there is no vendor/laravel/framework, and neither "+
+		"vendor/composer/installed.json nor composer.lock names laravel/framework (run composer install there); laraq guessed the release, "+
+		"which decides the prefix and the failure texts", attrs...)
 }
 
 // config turns the flags into the worker's options, starting from queue:work's

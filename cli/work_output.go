@@ -10,6 +10,7 @@ import (
 	"github.com/laraq/laraq"
 	"github.com/laraq/laraq/artisanlog"
 	"github.com/laraq/laraq/metrics"
+	laraqotel "github.com/laraq/laraq/otel"
 )
 
 // workOutputs are the two streams of `work`: job lines on stdout (what queue:work
@@ -49,9 +50,13 @@ func (w *workFlags) outputs(app *App, loc *time.Location) (*workOutputs, error) 
 type observer struct {
 	lines   *artisanlog.JobLines // nil with --quiet
 	metrics *metrics.Metrics     // nil without --metrics-addr
+	tracer  *laraqotel.Tracer    // nil without --otel
 }
 
 func (o *observer) event(e laraq.Event) {
+	if o.tracer != nil {
+		o.tracer.OnEvent(e)
+	}
 	if o.lines != nil {
 		o.lines.OnEvent(e)
 	}

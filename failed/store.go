@@ -28,7 +28,10 @@ type Record struct {
 // `queue:flush` can work with, and that reads the rows PHP wrote. Implementations are safe
 // for concurrent use.
 type Store interface {
-	// Log writes a failed job and returns its ID. payload is stored byte for byte.
+	// Log writes a failed job and returns its ID. payload is stored byte for byte. A
+	// store addressed by uuid writes no second row for a uuid already recorded on the
+	// same connection and queue (the same job failing again, as after a Redis failover):
+	// it returns that row's ID, so that `queue:retry all` queues the job once.
 	Log(ctx context.Context, connection, queue string, payload []byte, exception string) (id string, err error)
 	// All returns every record, newest first (ordered by the auto-increment id
 	// descending, like Laravel's all()).

@@ -12,6 +12,7 @@ import (
 	"github.com/laraq/laraq"
 	"github.com/laraq/laraq/failed/database"
 	"github.com/laraq/laraq/internal/php"
+	"github.com/laraq/laraq/internal/secret"
 )
 
 // Defaults of Config, as the Laravel skeleton's configuration files give them.
@@ -598,4 +599,4 @@ func redactedIf(set bool) string {
 	return ""
 }
 
-const redacted = "xxxxx"
+const redacted = secret.Mask

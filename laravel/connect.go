@@ -61,9 +61,11 @@ type ConnectOptions struct {
 	WithoutFailedStore bool
 	// Logger receives the failed-job store's warnings. Default slog.Default().
 	Logger *slog.Logger
-	// WithoutRedisCheck skips the credentials check (Connection.CheckCredentials), for
-	// what may not use Redis at all, such as listing failed jobs. Default false: refused
-	// credentials fail Connect at once.
+	// WithoutRedisCheck skips the check of the servers, for what may not use Redis at
+	// all, such as listing failed jobs. Default false: refused credentials
+	// (Connection.CheckCredentials), a refused TLS certificate (ErrRedisTLS) and a
+	// Sentinel deployment of which no Sentinel answers (ErrSentinel) fail Connect at
+	// once; a server that does not answer yet is waited for by what uses it.
 	WithoutRedisCheck bool
 	// RequireSharedCache makes a database cache store that cannot be opened an error
 	// instead of a warning: what writes signals PHP must read (restart, pause) needs it.
@@ -89,6 +91,10 @@ func (c *Config) Connect(ctx context.Context, opts ConnectOptions) (*laraq.Conne
 	}
 	// Refused credentials fail at once; a server that does not answer yet is waited for.
 	if !opts.WithoutRedisCheck {
+		if err := c.checkServers(ctx, conn); err != nil {
+			conn.Close()
+			return nil, err
+		}
 		if err := conn.CheckCredentials(ctx); err != nil {
 			conn.Close()
 			return nil, err
@@ -163,7 +169,7 @@ func (c *Config) clients(queuePool, cachePool int) (queue, cache redis.Universal
 		if queuePool > 0 || cachePool > 0 {
 			qo.PoolSize = poolSize(queuePool + cachePool)
 		}
-		q := redis.NewUniversalClient(qo)
+		q := named(c.Redis, redis.NewUniversalClient(qo))
 		return q, q, nil
 	}
 	co, err := c.CacheRedis.UniversalOptions()
@@ -176,7 +182,25 @@ func (c *Config) clients(queuePool, cachePool int) (queue, cache redis.Universal
 	if cachePool > 0 {
 		co.PoolSize = poolSize(cachePool)
 	}
-	return redis.NewUniversalClient(qo), redis.NewUniversalClient(co), nil
+	return named(c.Redis, redis.NewUniversalClient(qo)), named(c.CacheRedis, redis.NewUniversalClient(co)), nil
+}
+
+// sentinelClient is go-redis' Sentinel failover client with the name of its deployment,
+// which laraq.ServerOf prints (go-redis calls every such client "FailoverClient").
+type sentinelClient struct {
+	*redis.Client
+	name string
+}
+
+// ServerName names the master set, its Sentinels and the database, without secrets.
+func (c *sentinelClient) ServerName() string { return c.name }
+
+// named wraps a Sentinel failover client in a sentinelClient.
+func named(r Redis, cl redis.UniversalClient) redis.UniversalClient {
+	if fc, ok := cl.(*redis.Client); ok && r.SentinelMaster != "" {
+		return &sentinelClient{Client: fc, name: fmt.Sprintf("sentinel master %s via %s/%d", r.SentinelMaster, strings.Join(r.Addrs, ","), r.DB)}
+	}
+	return cl
 }
 
 // poolSize is need, or go-redis' default (10 per CPU) when that is larger.

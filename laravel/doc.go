@@ -162,12 +162,29 @@
 //	                         mymaster, LARAQ_REDIS_SENTINEL_USERNAME/_PASSWORD)
 //	LARAQ_REDIS_CLUSTER      host:port,host:port (one client; cache keys share the keyspace)
 //
-// Laravel has no standard variables for Sentinel or Cluster, hence laraq's own. A cached
+// Laravel has no standard variables for Sentinel or Cluster, hence laraq's own. An
+// application that connects through Sentinel with predis ('replication' => 'sentinel' in
+// the redis options, the Sentinels as the connection's list, 'service' and the master's
+// 'parameters') is read as PredisConnector reads it; LARAQ_REDIS_SENTINEL replaces its
+// Sentinels, and a LARAQ_REDIS_URL given as a flag replaces both (with a warning when
+// LARAQ_REDIS_SENTINEL is set). laravel/framework's phpredis connector has no Sentinel
+// support (5.8 to 13.x). Connect fails at once with ErrSentinel when no Sentinel answers,
+// or none knows the master's name. A cached
 // configuration (bootstrap/cache/config.php) makes Laravel ignore .env and config/*.php;
 // Load reads it instead and warns, since a stale cache is a common surprise.
 // Config.Warnings lists every setting on which laraq and PHP would disagree, such as
 // a cache store that is neither Redis nor the database store (restart, pause and
 // maxExceptions then cannot be shared).
+//
+// # TLS
+//
+// A connection uses TLS as PHP's client would: a rediss:// or tls:// url (Laravel's
+// ConfigurationUrlParser maps rediss to tls), the connection's 'scheme' => 'tls' (which
+// applications add as env('REDIS_SCHEME', 'tcp')), a host written tls://host (or ssl://
+// for phpredis), or LARAQ_REDIS_TLS. The server's certificate is checked against the
+// system's roots, or the CAs of LARAQ_REDIS_TLS_CA, for the host connected to (or
+// LARAQ_REDIS_TLS_SERVER_NAME). A certificate the client refuses fails Connect at once
+// with ErrRedisTLS, naming the server and the setting that fixes it.
 //
 // # Secrets
 //

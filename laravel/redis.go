@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/laraq/laraq/internal/secret"
 )
 
 // Redis is one Redis connection of the application (config/database.php `redis.default`
@@ -224,52 +226,12 @@ func parseRedisURL(s string, origin Origin) (*redisURL, error) {
 }
 
 // redactURLError describes a url.Parse error without the URL or anything from its user
-// information (net/url's messages quote the offending part, which may be the password).
-func redactURLError(raw string, err error) string {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err
-	}
-	msg := err.Error()
-	var ee url.EscapeError
-	if errors.As(err, &ee) {
-		return "invalid %-escape"
-	}
-	if rest, ok := strings.CutPrefix(raw, "//"); ok || strings.Contains(raw, "://") {
-		if !ok {
-			_, rest, _ = strings.Cut(raw, "://")
-		}
-		auth := rest
-		if i := strings.IndexAny(auth, "/?#"); i >= 0 {
-			auth = auth[:i]
-		}
-		if i := strings.LastIndex(auth, "@"); i >= 0 {
-			info := auth[:i]
-			for _, part := range append([]string{info}, strings.Split(info, ":")...) {
-				if part != "" {
-					msg = strings.ReplaceAll(msg, part, redacted)
-				}
-			}
-		}
-	}
-	return msg
-}
+// information.
+func redactURLError(raw string, err error) string { return secret.ParseError(raw, err) }
 
-// RedactDSN returns a URL-shaped DSN with its password replaced by "xxxxx"; other
-// strings come back unchanged.
-func RedactDSN(dsn string) string {
-	u, err := url.Parse(dsn)
-	if err != nil {
-		if strings.Contains(dsn, "@") {
-			return redacted
-		}
-		return dsn
-	}
-	if u.User == nil {
-		return dsn
-	}
-	if _, ok := u.User.Password(); ok {
-		u.User = url.UserPassword(u.User.Username(), redacted)
-	}
-	return u.String()
-}
+// RedactDSN returns a URL or DSN with its secrets masked by "xxxxx": the password of its
+// user information (a lone user too, as tokens travel that way) and the values of secret
+// query parameters (password, token, key, secret, signature, ...; see package
+// internal/secret, the one redaction of the whole tree). Other strings come back
+// unchanged.
+func RedactDSN(dsn string) string { return secret.URL(dsn) }

@@ -83,6 +83,40 @@ func (l *loader) loadRedis(known bool) error {
 	c.Redis, c.CacheRedis = build(q), build(ch)
 	sentinel, sOrigin, hasSentinel := r.override("REDIS_SENTINEL")
 	cluster, cOrigin, hasCluster := r.override("REDIS_CLUSTER")
+	_, uOrigin, hasURL := r.override("REDIS_URL")
+	switch {
+	case hasSentinel && hasURL && uOrigin.Kind == Flag && sOrigin.Kind == Flag:
+		return fmt.Errorf("config: %s and %s are both given; name either one server or the Sentinels", uOrigin, sOrigin)
+	case hasSentinel && hasURL && uOrigin.Kind == Flag:
+		// A server named on the command line is what the operator means now.
+		c.warn("%s is ignored: %s names the server", sOrigin, uOrigin)
+		hasSentinel = false
+	}
+	// The application's own Sentinels (predis), unless laraq is told of another server.
+	appMaster := DefaultSentinelMaster
+	if _, _, hostSet := r.override("REDIS_HOST"); !hasCluster && !hasURL && !hostSet {
+		for _, cr := range []struct {
+			conn string
+			rd   *Redis
+		}{{c.RedisConnection, &c.Redis}, {c.CacheConnection, &c.CacheRedis}} {
+			s, err := l.appSentinel(cr.conn, client)
+			if err != nil {
+				return err
+			}
+			if s == nil {
+				continue
+			}
+			if cr.rd == &c.Redis {
+				appMaster = s.master
+			}
+			if !hasSentinel {
+				s.apply(cr.rd)
+				if cr.rd == &c.Redis {
+					r.origins["RedisAddrs"] = s.origin
+				}
+			}
+		}
+	}
 	switch {
 	case hasSentinel && hasCluster:
 		return fmt.Errorf("config: %s and %s are both set; a connection is either Sentinel or Cluster", sOrigin, cOrigin)
@@ -91,7 +125,7 @@ func (l *loader) loadRedis(known bool) error {
 		if err != nil {
 			return err
 		}
-		master := DefaultSentinelMaster
+		master := appMaster
 		if v, _, ok := r.override("REDIS_SENTINEL_MASTER"); ok && v != "" {
 			master = v
 		}
@@ -170,8 +204,21 @@ func (l *loader) redisParts(role redisRole, name string) (redisParts, error) {
 	if p.host == "" {
 		p.host = DefaultRedisHost
 	}
-	if h, ok := strings.CutPrefix(p.host, "tls://"); ok {
-		p.host, p.tls = h, true
+	// The connection's 'scheme' (not in the skeletons; applications add
+	// 'scheme' => env('REDIS_SCHEME', 'tcp') for TLS): PhpRedisConnector puts it before
+	// the host ("tls://host"), predis takes it as its scheme parameter. A scheme in the
+	// host itself ("tls://host", phpredis also "ssl://") says the same.
+	scheme := get(key("Scheme"), "scheme", []string{"REDIS_SCHEME"})
+	if scheme.ok && scheme.v.kind != phpNull && tlsScheme(scheme.str()) {
+		p.tls = true
+	}
+	if sch, h, ok := strings.Cut(p.host, "://"); ok {
+		switch {
+		case tlsScheme(sch):
+			p.host, p.tls = h, true
+		case strings.EqualFold(sch, "tcp"):
+			p.host = h
+		}
 	}
 	port := get(key("Port"), "port", []string{"REDIS_PORT"})
 	var err error
@@ -265,6 +312,16 @@ func (l *loader) redisParts(role redisRole, name string) (redisParts, error) {
 		return p, fmt.Errorf("config: Redis database numbers must not be negative (%s %d, %s)", role.dbVar, p.db, r.origins[dbKey])
 	}
 	return p, nil
+}
+
+// tlsScheme reports whether a connection's scheme means TLS: tls (Laravel's, and a
+// rediss:// URL's, which ConfigurationUrlParser maps to tls), ssl (phpredis) or rediss.
+func tlsScheme(s string) bool {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "tls", "ssl", "rediss":
+		return true
+	}
+	return false
 }
 
 // connectionPrefix is the prefix the PHP client of a connection applies: the

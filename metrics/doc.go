@@ -3,7 +3,7 @@
 //
 // The worker feeds it its events (laraq.WorkerConfig{OnEvent: m.OnEvent}), one per thing
 // it did; each names its Kind (the worker's event names: processing, processed, failed, released, exception, timed_out, migrated,
-// handed_back, invalid) plus a Loop heartbeat per worker-loop iteration (and every few
+// handed_back, invalid, unknown_properties) plus a Loop heartbeat per worker-loop iteration (and every few
 // seconds while the loop waits). From them come:
 //
 //	laraq_jobs_processed_total{queue,class}      handler returned without error
@@ -13,6 +13,8 @@
 //	laraq_jobs_timed_out_total{queue,class}      attempts past their timeout
 //	laraq_jobs_handed_back_total{queue,class}    jobs without a Go handler given back
 //	laraq_jobs_invalid_total{queue}              payloads moved to queues:NAME:invalid
+//	laraq_command_unknown_properties_total{queue,class}  properties of decoded commands
+//	                                             no field of the Go type takes
 //	laraq_jobs_migrated_total{queue,from}        from="reserved": reservations that expired
 //	                                             (retry_after) and went back to ready;
 //	                                             from="delayed": due delayed jobs
@@ -39,4 +41,10 @@
 // probes. With Config.Pinger each request also pings Redis (one ping at a time, shared
 // by concurrent requests): a Redis that stalls turns /healthz 503 within
 // Config.HealthProbeTimeout, and it answers 200 as soon as Redis answers again.
+//
+// A Redis that answers but refuses every pop, being at maxmemory under the noeviction
+// policy ("OOM command not allowed…"), keeps /healthz at 503 with
+// "redis_refuses_pops": true and the reason "cannot take jobs: redis is out of memory…"
+// although it answers the ping: the worker takes no job until memory is freed and a
+// pop succeeds.
 package metrics

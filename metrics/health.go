@@ -49,6 +49,10 @@ func (m *Metrics) Check(ctx context.Context) Health {
 		h.Reason = "redis unreachable: " + shortError(err)
 		return h
 	}
+	if h.Refused {
+		// Redis answers a PING but refuses every pop: still no job can be taken.
+		return h
+	}
 	// Redis answers now: an error the loop saw earlier is over.
 	h.RedisAge = 0
 	if !h.Healthy && h.LoopAge >= 0 && time.Duration(h.LoopAge*float64(time.Second)) <= m.cfg.HealthMaxAge {

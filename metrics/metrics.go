@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/laraq/laraq"
+	"github.com/laraq/laraq/internal/rdb"
 )
 
 // Defaults of Config.
@@ -40,6 +41,9 @@ const (
 	Migrated   Kind = "migrated"    // Count jobs moved From "delayed" or "reserved" to ready
 	HandedBack Kind = "handed_back" // a job without handler was given back to its queue
 	Invalid    Kind = "invalid"     // a payload was moved aside to queues:NAME:invalid
+	// UnknownProperties: a decoded command carried Count properties no field of its Go
+	// type takes.
+	UnknownProperties Kind = "unknown_properties"
 	// Loop is the worker loop's heartbeat: one per iteration and at least every few
 	// seconds while it waits, with Err set while Redis does not answer. It alone feeds
 	// /healthz.
@@ -62,10 +66,11 @@ type Event struct {
 	// Duration is how long the handler ran: observed for Processed, Exception and TimedOut
 	// (each attempt ends with exactly one of them).
 	Duration time.Duration
-	// Count and From describe Migrated.
+	// Count and From describe Migrated; Count, UnknownProperties.
 	Count int
 	From  string
-	// Err is set on a Loop event while Redis does not answer.
+	// Err is set on a Loop event while Redis does not answer, or refuses the pops (out
+	// of memory).
 	Err error
 	// Time is when it happened. Default: Config.Now().
 	Time time.Time
@@ -120,6 +125,7 @@ type Metrics struct {
 	processed, failed, released *prometheus.CounterVec
 	exceptions, timedOut        *prometheus.CounterVec
 	handedBack, invalid         *prometheus.CounterVec
+	unknownProperties           *prometheus.CounterVec
 	migrated                    *prometheus.CounterVec
 	duration                    *prometheus.HistogramVec
 	running                     *prometheus.GaugeVec
@@ -174,6 +180,8 @@ func New(cfg Config) (*Metrics, error) {
 		timedOut:   counter("jobs_timed_out_total", "Attempts that ran past the job's timeout.", job),
 		handedBack: counter("jobs_handed_back_total", "Jobs without a Go handler given back to their queue.", job),
 		invalid:    counter("jobs_invalid_total", "Payloads the pop script cannot reserve, moved to queues:NAME:invalid.", []string{"queue"}),
+		unknownProperties: counter("command_unknown_properties_total",
+			"Properties of decoded commands that no field of the handler's Go type takes (the handler does not see them).", job),
 		migrated: counter("jobs_migrated_total",
 			"Jobs moved to the ready list: from=\"delayed\" when due, from=\"reserved\" when their reservation expired (retry_after).",
 			[]string{"queue", "from"}),
@@ -185,7 +193,7 @@ func New(cfg Config) (*Metrics, error) {
 		}, []string{"queue"}),
 	}
 	cs := []prometheus.Collector{m.processed, m.failed, m.released, m.exceptions, m.timedOut, m.handedBack,
-		m.invalid, m.migrated, m.duration, m.running,
+		m.invalid, m.unknownProperties, m.migrated, m.duration, m.running,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Name: "worker_last_loop_timestamp_seconds",
 			Help: "Unix time of the worker loop's last heartbeat."}, func() float64 { return m.unix(&m.lastLoop) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Name: "redis_last_ok_timestamp_seconds",
@@ -257,6 +265,8 @@ func (m *Metrics) Observe(e Event) {
 		m.handedBack.With(job).Inc()
 	case Invalid:
 		m.invalid.WithLabelValues(e.Queue).Inc()
+	case UnknownProperties:
+		m.unknownProperties.With(job).Add(float64(e.Count))
 	case Loop:
 		m.mu.Lock()
 		if e.Time.After(m.lastLoop) {
@@ -305,6 +315,9 @@ func (m *Metrics) track(e Event) {
 // Health is what /healthz reports.
 type Health struct {
 	Healthy bool `json:"healthy"`
+	// Refused says Redis answers but refuses the worker's pops (out of memory under
+	// maxmemory with noeviction): the worker cannot take jobs until memory is freed.
+	Refused bool `json:"redis_refuses_pops,omitempty"`
 	// LoopAge and RedisAge are the seconds since the last heartbeat and the last Redis
 	// answer; -1 when there was none yet.
 	LoopAge  float64 `json:"worker_loop_age_seconds"`
@@ -336,6 +349,9 @@ func (m *Metrics) Health() Health {
 		h.Reason = "worker loop has not started"
 	case now.Sub(loop) > max:
 		h.Reason = "worker loop stalled"
+	case rdb.IsOutOfMemory(lastErr):
+		h.Refused = true
+		h.Reason = "cannot take jobs: redis is out of memory (maxmemory with the noeviction policy) and refuses every pop until memory is freed: " + shortError(lastErr)
 	case lastErr != nil:
 		h.Reason = "redis unreachable: " + shortError(lastErr)
 	case redisAt.IsZero() || now.Sub(redisAt) > max:

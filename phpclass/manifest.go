@@ -457,6 +457,20 @@ const (
 	Batchable                     = `Illuminate\Bus\Batchable`
 )
 
+// PayloadAttributes are the Laravel 13 class attributes (Illuminate\Queue\Attributes)
+// that Queue::createObjectPayload and UniqueLock read through getAttributeValue, by the
+// property each stands for: the payload's metadata and the unique lock's lifetime. A
+// laraq Dispatcher given the class facts reads them as 13.x does.
+var PayloadAttributes = map[string]string{
+	`Illuminate\Queue\Attributes\Tries`:                   "tries",
+	`Illuminate\Queue\Attributes\Backoff`:                 "backoff",
+	`Illuminate\Queue\Attributes\Timeout`:                 "timeout",
+	`Illuminate\Queue\Attributes\MaxExceptions`:           "maxExceptions",
+	`Illuminate\Queue\Attributes\FailOnTimeout`:           "failOnTimeout",
+	`Illuminate\Queue\Attributes\DeleteWhenMissingModels`: "deleteWhenMissingModels",
+	`Illuminate\Queue\Attributes\UniqueFor`:               "uniqueFor",
+}
+
 // Unique reports whether the class implements ShouldBeUnique (its lock is taken at
 // dispatch), UniqueUntilProcessing whether the lock goes before it runs.
 func (c *Class) Unique() bool { return c.Implements(ShouldBeUnique) }

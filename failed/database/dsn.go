@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/laraq/laraq/internal/secret"
 )
 
 // dsnTarget is a parsed DSN: which dialect, and the driver name and connection string
@@ -27,23 +29,8 @@ func parseDSN(dsn string) (dsnTarget, error) {
 	return t, err
 }
 
-// redactDSN replaces a DSN's password with "xxxxx".
-func redactDSN(dsn string) string {
-	u, err := url.Parse(dsn)
-	if err != nil {
-		if strings.Contains(dsn, "@") {
-			return "xxxxx"
-		}
-		return dsn
-	}
-	if u.User == nil {
-		return dsn
-	}
-	if _, ok := u.User.Password(); ok {
-		u.User = url.UserPassword(u.User.Username(), "xxxxx")
-	}
-	return u.String()
-}
+// redactDSN masks a DSN's secrets (internal/secret, the tree's one redaction).
+func redactDSN(dsn string) string { return secret.URL(dsn) }
 
 func parseDSNTarget(dsn string) (dsnTarget, error) {
 	scheme, rest, ok := strings.Cut(dsn, ":")

@@ -189,12 +189,22 @@ func (s *sqlStore) Log(ctx context.Context, connection, queue string, payload []
 		if attempt > 0 || !isUniqueViolation(err) {
 			return "", fmt.Errorf("failed: log into %s.%s: %w", s.dialect, s.opts.Table, err)
 		}
-		// A record with this uuid already exists (e.g. the job failed again before
-		// `queue:retry` forgot the old record). PHP's insert would throw and lose this
-		// failure; keep both under a new uuid.
+		// A record with this uuid already exists. On the same connection and queue it is
+		// this job's: a failover brought back a job whose row was written and whose
+		// deletion the new master never got, or two workers ran the job twice at once.
+		// A second row would make `queue:retry all` queue the job twice: the failure is
+		// recorded already, and the existing row stays as it is.
+		existing, ferr := s.Find(ctx, id)
+		if ferr == nil && existing != nil && existing.Queue == queue && existing.Connection == connection {
+			s.opts.Logger.InfoContext(ctx, "failed job already recorded on this queue; no second row written",
+				"uuid", id, "connection", connection, "queue", queue, "failed_at", existing.FailedAt)
+			return id, nil
+		}
+		// Another queue's (or a row that cannot be read): PHP's insert would throw and
+		// lose this failure; keep both under a new uuid.
 		old := id
 		id = uuid.NewString()
-		s.opts.Logger.WarnContext(ctx, "failed job uuid already recorded; the new record gets a generated uuid",
+		s.opts.Logger.WarnContext(ctx, "failed job uuid already recorded on another queue; the new record gets a generated uuid",
 			"payload_uuid", old, "uuid", id, "connection", connection, "queue", queue)
 	}
 }

@@ -181,7 +181,24 @@ func TestLogWithoutUUIDAndDuplicates(t *testing.T) {
 		if err != nil || first != "dup-0001" {
 			t.Fatalf("first Log = %q, %v", first, err)
 		}
-		second, err := s.Log(ctx, "redis", "default", p, "second")
+		// The same job failing again on its queue (a failover brought it back): no
+		// second row, the first stays.
+		again, err := s.Log(ctx, "redis", "default", bytes.Replace(p, []byte(`"attempts":0`), []byte(`"attempts":3`), 1), "again")
+		if err != nil || again != first {
+			t.Fatalf("Log on the same queue = %q, %v; want the existing row's uuid", again, err)
+		}
+		if ids, _ := s.Ids(ctx, ""); countID(ids, first) != 1 {
+			t.Errorf("rows %v: want one with uuid %s", ids, first)
+		}
+		if r, _ := s.Find(ctx, first); r == nil || r.Exception != "first" {
+			t.Errorf("the existing row changed: %+v", r)
+		}
+		if !strings.Contains(logs.String(), "already recorded on this queue; no second row written") {
+			t.Errorf("no note logged: %s", logs.String())
+		}
+		// Another queue's row under the same uuid: both are kept, the new one under a
+		// generated uuid.
+		second, err := s.Log(ctx, "redis", "other", p, "second")
 		if err != nil || second == first {
 			t.Fatalf("second Log = %q, %v; want a new uuid", second, err)
 		}
@@ -190,7 +207,7 @@ func TestLogWithoutUUIDAndDuplicates(t *testing.T) {
 		if r1 == nil || r2 == nil || r1.Exception != "first" || r2.Exception != "second" || !bytes.Equal(r2.Payload, p) {
 			t.Fatalf("records %+v %+v", r1, r2)
 		}
-		if !strings.Contains(logs.String(), "already recorded") {
+		if !strings.Contains(logs.String(), "already recorded on another queue") {
 			t.Errorf("no duplicate warning logged: %s", logs.String())
 		}
 	})
@@ -477,4 +494,14 @@ func TestPayloadUUIDAgreesWithEnvelopeParser(t *testing.T) {
 			t.Errorf("payloadUUID(%s) = %q, want %q", p, got, want)
 		}
 	}
+}
+
+func countID(ids []string, id string) int {
+	n := 0
+	for _, x := range ids {
+		if x == id {
+			n++
+		}
+	}
+	return n
 }

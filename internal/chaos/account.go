@@ -39,6 +39,11 @@ type Result struct {
 	// Lost jobs were dispatched and are nowhere: no successful run, no failed row, not
 	// in Redis (ready, delayed, reserved or invalid).
 	Lost int
+	// LostByRedis are lost jobs whose push no replica was seen to hold before a failover
+	// (Job.Unconfirmed): asynchronous replication lost them, not laraq. Not in Lost.
+	LostByRedis int
+	// SecondRows counts jobs with more than one failed row (also in RunTwice).
+	SecondRows int
 	// RunTwice counts jobs that ran again (or were failed, or are still queued) after a
 	// successful run, ran twice at the same time, or have two failed rows or two copies
 	// in Redis. Allowed are those whose earlier successful run's worker was killed with
@@ -163,8 +168,17 @@ func (a *accountant) job(j Job, runs []Run, rows []FailedRow, left []string) {
 		}
 	}
 	if firstOK == nil && len(rows) == 0 && len(left) == 0 {
-		res.Lost++
-		res.example("%s lost: %s, no failed row, not in Redis", j.Key, describeRuns(runs))
+		// An unconfirmed push may have run on the old master and then vanished with
+		// everything the replica never got, its push included.
+		if j.Unconfirmed {
+			res.LostByRedis++
+		} else {
+			res.Lost++
+			res.example("%s lost: %s, no failed row, not in Redis", j.Key, describeRuns(runs))
+		}
+	}
+	if len(rows) > 1 {
+		res.SecondRows++
 	}
 	if j.Hostile == "" && len(rows) > 0 && len(runs) == 0 {
 		res.FailedWithoutRun++

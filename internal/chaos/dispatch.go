@@ -31,6 +31,10 @@ type Job struct {
 	Actions []string // ChaosJob's actions (nil for hostile payloads)
 	Via     string
 	Hostile string // the hostile kind (see HostileKinds); "" for a ChaosJob
+	// Unconfirmed says no replica was seen to hold the job's push (WAIT did not count
+	// one, or the push itself erred during a failover): when it is nowhere at the end,
+	// Redis lost it, not laraq (Result.LostByRedis), even if it ran on the old master.
+	Unconfirmed bool
 }
 
 // Keys makes n job keys for a scenario tag (6 hex digits) and a kind: tag-kind-i.

@@ -28,6 +28,10 @@ type Options struct {
 	// The recorder lives in the test process, which no fault kills, so the records are
 	// as safe from a worker's kill -9 either way.
 	FastJournal bool
+	// Sentinel adds a replica of the scenario's redis-server and three Sentinels
+	// watching it (Env.Sentinels): the workers and the harness reach the master through
+	// them, so that the master can fail over.
+	Sentinel bool
 	// Table collects the scenario's Result.
 	Table *Table
 }
@@ -47,7 +51,10 @@ type Env struct {
 	Fleet      *Fleet
 	MariaDB    *MariaDB // nil unless Options.MariaDB
 	FailedDSN  string
-	Client     *redis.Client
+	// Client is on the scenario's master: a failover client through the Sentinels when
+	// there are some.
+	Client    *redis.Client
+	Sentinels *Sentinels // nil unless Options.Sentinel
 
 	table  *Table
 	start  time.Time
@@ -105,6 +112,18 @@ func NewEnv(t testing.TB, bin string, opts Options) *Env {
 	}
 	t.Cleanup(e.Redis.Close)
 	e.Client = e.Redis.Client(0)
+	if opts.Sentinel {
+		sdir := filepath.Join(fast, "sentinel")
+		if err := os.Mkdir(sdir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if e.Sentinels, err = StartSentinels(sdir, e.Redis); err != nil {
+			testenv.Need(t, false, "%v", err)
+		}
+		t.Cleanup(e.Sentinels.Close)
+		_ = e.Client.Close()
+		e.Client = e.Sentinels.Client(0)
+	}
 	t.Cleanup(func() { _ = e.Client.Close() })
 	journalDir := e.Dir
 	if opts.FastJournal {
@@ -135,6 +154,9 @@ func NewEnv(t testing.TB, bin string, opts Options) *Env {
 	}
 
 	e.Fleet = &Fleet{Dir: e.Dir, Bin: bin, RedisURL: e.Redis.URL(0), Prefix: e.Prefix, Recorder: e.Recorder, PHPEnv: e.phpEnv}
+	if e.Sentinels != nil {
+		e.Fleet.RedisArgs = e.Sentinels.Args()
+	}
 	t.Cleanup(e.Fleet.KillAll)
 	return e
 }
@@ -152,9 +174,12 @@ func memDir() string {
 }
 
 // phpEnv is the environment of a PHP worker or dispatcher (bootstrap.php's variables).
-func (e *Env) phpEnv(worker, record string) []string {
+func (e *Env) phpEnv(worker, record string) []string { return e.phpEnvPrefix(worker, record, e.Prefix) }
+
+// phpEnvPrefix is phpEnv with another Redis prefix.
+func (e *Env) phpEnvPrefix(worker, record, prefix string) []string {
 	pe := testenv.PHPEnv{
-		Redis: &testenv.Redis{Addr: e.Redis.Addr(), Port: e.Redis.Port}, Prefix: e.Prefix,
+		Redis: &testenv.Redis{Addr: e.Redis.Addr(), Port: e.Redis.Port}, Prefix: prefix,
 		RetryAfter: e.RetryAfter, FailedDB: e.FailedDSN,
 		Extra: map[string]string{"LARAQ_CHAOS_WORKER": worker, "LARAQ_CHAOS_RECORD": record},
 	}

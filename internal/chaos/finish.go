@@ -152,6 +152,7 @@ const (
 	ProblemOnlyInLog     = "only in log"
 	ProblemCheck         = "check"
 	ProblemStrangers     = "strangers"
+	ProblemSecondRows    = "second failed rows"
 )
 
 // Problem is one thing a scenario must not show.
@@ -172,6 +173,7 @@ func (r Result) Problems() []Problem {
 	}
 	add(ProblemLost, r.Lost, "%d jobs lost")
 	add(ProblemRunTwice, r.DupDisallowed, "%d jobs ran twice beyond the at-least-once contract")
+	add(ProblemSecondRows, r.SecondRows, "%d jobs have more than one failed row")
 	add(ProblemFailedNoRun, r.FailedWithoutRun, "%d jobs failed without having run")
 	add(ProblemFalseWarnings, r.FalseWarnings, "%d false \"ran longer than retry_after\" warnings")
 	add(ProblemOnlyInLog, r.OnlyInLog, "%d failed jobs exist only in a worker's log")
@@ -200,9 +202,16 @@ func (r Result) Line() string {
 	if !r.Pass() {
 		status = "FAIL"
 	}
-	return fmt.Sprintf("%s %s: jobs %d, runs %d, faults [%s], lost %d, run twice %d (allowed %d, disallowed %d), left %s, failed rows %d, failed without run %d, attempt gaps %d, false warnings %d, only in log %d%s, %s",
-		status, r.Scenario, r.Jobs, r.Runs, strings.Join(r.Faults, ", "), r.Lost, r.RunTwice, r.DupAllowed, r.DupDisallowed,
+	return fmt.Sprintf("%s %s: jobs %d, runs %d, faults [%s], lost %d%s, run twice %d (allowed %d, disallowed %d), left %s, failed rows %d, failed without run %d, attempt gaps %d, false warnings %d, only in log %d%s, %s",
+		status, r.Scenario, r.Jobs, r.Runs, strings.Join(r.Faults, ", "), r.Lost, r.lostByRedisText(), r.RunTwice, r.DupAllowed, r.DupDisallowed,
 		r.leftText(), r.FailedRows, r.FailedWithoutRun, r.AttemptGaps, r.FalseWarnings, r.OnlyInLog, r.checksText(), r.Elapsed.Round(time.Second))
+}
+
+func (r Result) lostByRedisText() string {
+	if r.LostByRedis == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (+%d lost by Redis: pushes no replica held)", r.LostByRedis)
 }
 
 func (r Result) leftText() string {
@@ -273,8 +282,8 @@ func (t *Table) String() string {
 			status = "**FAIL**"
 		}
 		checks := strings.TrimPrefix(strings.TrimSuffix(r.checksText(), "]"), ", checks [")
-		fmt.Fprintf(&b, "| %s | %s | %d | %s | %d | %d | %d (%d/%d) | %s | %d | %d | %d | %d | %d | %s | %s |\n",
-			r.Scenario, status, r.Jobs, strings.Join(r.Faults, ", "), r.Runs, r.Lost, r.RunTwice, r.DupAllowed, r.DupDisallowed,
+		fmt.Fprintf(&b, "| %s | %s | %d | %s | %d | %d%s | %d (%d/%d) | %s | %d | %d | %d | %d | %d | %s | %s |\n",
+			r.Scenario, status, r.Jobs, strings.Join(r.Faults, ", "), r.Runs, r.Lost, r.lostByRedisText(), r.RunTwice, r.DupAllowed, r.DupDisallowed,
 			r.leftText(), r.FailedRows, r.FailedWithoutRun, r.AttemptGaps, r.FalseWarnings, r.OnlyInLog, checks, r.Elapsed.Round(time.Second))
 	}
 	return b.String()

@@ -34,9 +34,11 @@ type Fleet struct {
 	Dir      string // logs and PHP journals
 	Bin      string // the laraq binary
 	RedisURL string
-	Prefix   string
-	Recorder *Recorder
-	PHPEnv   func(worker, record string) []string // the environment of a PHP worker
+	// RedisArgs, when set, replace "--redis RedisURL" (the Sentinel flags).
+	RedisArgs []string
+	Prefix    string
+	Recorder  *Recorder
+	PHPEnv    func(worker, record string) []string // the environment of a PHP worker
 
 	mu      sync.Mutex
 	workers []*Worker
@@ -47,8 +49,12 @@ type Fleet struct {
 // fleet's Redis and prefix, JSON logs and args appended.
 func (f *Fleet) StartGo(base string, args ...string) (*Worker, error) {
 	name := f.next(base)
-	all := append([]string{"work", "--redis", f.RedisURL, "--prefix", f.Prefix,
-		"--forward", f.Recorder.URL(name), "--log-format", "json", "--verbose"}, args...)
+	redisArgs := f.RedisArgs
+	if redisArgs == nil {
+		redisArgs = []string{"--redis", f.RedisURL}
+	}
+	all := append(append([]string{"work"}, redisArgs...), append([]string{"--prefix", f.Prefix,
+		"--forward", f.Recorder.URL(name), "--log-format", "json", "--verbose"}, args...)...)
 	cmd := exec.Command(f.Bin, all...)
 	// A clean environment: no LARAQ_* or REDIS_* of the machine, HOME for the local store.
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + f.Dir}

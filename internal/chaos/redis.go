@@ -26,6 +26,8 @@ import (
 type Redis struct {
 	Port int
 	Dir  string
+	// Args are more redis-server arguments, such as --replicaof for a replica.
+	Args []string
 
 	mu      sync.Mutex
 	proc    *Proc
@@ -34,13 +36,13 @@ type Redis struct {
 }
 
 // StartRedis starts a redis-server with AOF in dir on a free loopback port.
-func StartRedis(dir string) (*Redis, error) {
+func StartRedis(dir string, args ...string) (*Redis, error) {
 	for attempt := 0; attempt < 5; attempt++ {
 		port, err := freePort()
 		if err != nil {
 			return nil, err
 		}
-		r := &Redis{Port: port, Dir: dir}
+		r := &Redis{Port: port, Dir: dir, Args: args}
 		if err := r.Start(); err == nil {
 			return r, nil
 		} else if attempt == 4 {
@@ -68,9 +70,10 @@ func (r *Redis) Start() error {
 		return fmt.Errorf("chaos: redis-server not in PATH (apt-get install redis-server)")
 	}
 	r.starts++
-	cmd := exec.Command(bin, "--port", strconv.Itoa(r.Port), "--bind", "127.0.0.1", "--dir", r.Dir,
+	args := append([]string{"--port", strconv.Itoa(r.Port), "--bind", "127.0.0.1", "--dir", r.Dir,
 		"--save", "", "--appendonly", "yes", "--appendfsync", "always",
-		"--protected-mode", "yes", "--loglevel", "warning", "--databases", "4")
+		"--protected-mode", "yes", "--loglevel", "warning", "--databases", "4"}, r.Args...)
+	cmd := exec.Command(bin, args...)
 	p, err := StartProc(r.Dir, "redis-"+strconv.Itoa(r.starts), cmd)
 	if err != nil {
 		return err

@@ -31,6 +31,9 @@ var scenarios = []scenario{
 	{name: "faileddb-down", short: true, opts: withMariaDB(retryAfter(15, 90)), run: failedDBDown},
 	// SQLite on disk: a failed row takes a few fsyncs, which widens the window.
 	{name: "kill9-failing", short: true, opts: retryAfter(5, 5), run: kill9Failing},
+	// A master, a replica and three Sentinels: the master fails over mid-run.
+	{name: "sentinel-failover", short: true, opts: withSentinel(retryAfter(5, 10)), run: sentinelFailover},
+	{name: "sentinel-master-kill", short: true, opts: withSentinel(retryAfter(5, 10)), run: sentinelMasterKill},
 }
 
 func retryAfter(short, long int) func(bool) Options {

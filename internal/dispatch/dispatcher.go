@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -16,6 +17,7 @@ import (
 	"github.com/laraq/laraq/internal/job"
 	"github.com/laraq/laraq/internal/rdb"
 	"github.com/laraq/laraq/payload"
+	"github.com/laraq/laraq/phpclass"
 	"github.com/laraq/laraq/phpser"
 )
 
@@ -23,7 +25,8 @@ import (
 // front door): Laravel's Bus dispatcher and RedisQueue, byte for byte (uuid and id
 // aside). It is safe for concurrent use.
 type Dispatcher struct {
-	cfg Config
+	cfg     Config
+	checked sync.Map // classCheck → error: the Go types checked against Classes
 }
 
 // Config is what a Dispatcher is made of.
@@ -37,9 +40,16 @@ type Config struct {
 	// dispatched.
 	Locks   func() (rdb.UniqueLocks, error)
 	Horizon *horizon.Recorder // nil: no Horizon records
+	// Classes are the job classes' facts (laraq.WithClasses); nil: none (classes.go).
+	Classes *phpclass.Manifest
 	Now     func() time.Time
 	NewID   func() string // the Redis job id (Str::random(32))
 	NewUUID func() string
+	// CreatePayloadUsing, when set, edits every payload before it is pushed, as
+	// Queue::createPayloadUsing's callbacks do in PHP (OpenTelemetry's instrumentation
+	// adds traceparent there); parent is the running job a chain continues from, nil for
+	// a dispatch.
+	CreatePayloadUsing func(ctx context.Context, parent *job.JobInfo, payload []byte) []byte
 }
 
 // New returns a Dispatcher; zero clock and id makers take time.Now, payload.NewID and
@@ -86,7 +96,18 @@ type Message struct {
 // php tags for its properties (see phpser.Marshal), usually embedding Queueable; or a
 // *phpser.Value holding an object.
 func (p *Dispatcher) Dispatch(ctx context.Context, v any, opts ...Option) (string, error) {
-	lock, err := p.acquireUnique(ctx, v) // a UniqueJob's lock, as PendingDispatch takes it
+	o, err := collect(opts)
+	if err != nil {
+		return "", err
+	}
+	if err := p.checkJob(v); err != nil {
+		return "", err
+	}
+	spec, err := p.uniqueOf(v, o)
+	if err != nil {
+		return "", err
+	}
+	lock, err := p.acquireUnique(ctx, spec) // a unique job's lock, as PendingDispatch takes it
 	if err != nil {
 		return "", err
 	}
@@ -111,7 +132,7 @@ func (p *Dispatcher) Prepare(v any, opts ...Option) (*Message, error) {
 	if err != nil {
 		return nil, err
 	}
-	o = o.forJob(v)
+	o = p.forJob(o, v)
 	cmd, err := p.command(v, o)
 	if err != nil {
 		return nil, err
@@ -166,8 +187,15 @@ func (p *Dispatcher) command(v any, o *Options) (*command, error) {
 	case nil:
 		return nil, errors.New("laraq: nil job")
 	case *phpser.Value:
-		c, err = valueCommand(j, set)
+		if p.cfg.Classes != nil {
+			c, err = p.classCommand(j, set)
+		} else {
+			c, err = valueCommand(j, set)
+		}
 	default:
+		if err := p.checkJob(v); err != nil {
+			return nil, err
+		}
 		c, err = goCommand(v, p.release(), set)
 	}
 	if err != nil {
@@ -338,6 +366,22 @@ func buildObject(j payload.ObjectJob, md meta, v payload.Shape) ([]byte, error) 
 // Enqueue pushes a prepared message: RPUSH to the ready list with its notify token, or
 // ZADD to :delayed with score AvailableAt.
 func (p *Dispatcher) Enqueue(ctx context.Context, m *Message) error {
+	m.Payload = p.CreatePayload(ctx, nil, m.Payload)
+	return p.enqueue(ctx, m)
+}
+
+// CreatePayload is the payload after Config.CreatePayloadUsing, for a job dispatched by
+// the running job parent (nil for none). Enqueue and DispatchBulk apply it; a chain's
+// next job gets it before EnqueueOnce, which does not.
+func (p *Dispatcher) CreatePayload(ctx context.Context, parent *job.JobInfo, payload []byte) []byte {
+	if p.cfg.CreatePayloadUsing == nil {
+		return payload
+	}
+	return p.cfg.CreatePayloadUsing(ctx, parent, payload)
+}
+
+// enqueue pushes m as it is.
+func (p *Dispatcher) enqueue(ctx context.Context, m *Message) error {
 	if p.cfg.Horizon != nil {
 		return p.enqueueHorizon(ctx, m)
 	}
@@ -361,7 +405,7 @@ func (p *Dispatcher) EnqueueOnce(ctx context.Context, m *Message, keep time.Dura
 		return p.enqueueOnceHorizon(ctx, m, keep)
 	}
 	if m.Delayed {
-		return p.Enqueue(ctx, m)
+		return p.enqueue(ctx, m)
 	}
 	if _, err := p.cfg.RDB.PushOnce(ctx, m.Queue, m.Payload, m.ID, keep); err != nil {
 		return fmt.Errorf("laraq: pushing to queue %s: %w", m.Queue, err)
@@ -385,7 +429,7 @@ func (p *Dispatcher) DispatchBulk(ctx context.Context, jobs []any, opts ...Optio
 	}
 	msgs := make([]*Message, len(jobs))
 	for i, v := range jobs {
-		jo := o.forJob(v)
+		jo := p.forJob(o, v)
 		cmd, err := p.command(v, jo)
 		if err == nil {
 			msgs[i], err = p.prepare(cmd, jo)
@@ -394,6 +438,7 @@ func (p *Dispatcher) DispatchBulk(ctx context.Context, jobs []any, opts ...Optio
 			return nil, fmt.Errorf("jobs[%d]: %w", i, err)
 		}
 		p.forHorizon(msgs[i], v, o)
+		msgs[i].Payload = p.CreatePayload(ctx, nil, msgs[i].Payload)
 	}
 	if p.cfg.Horizon != nil {
 		return dispatchedIDs(msgs, p.enqueueHorizon(ctx, msgs...))

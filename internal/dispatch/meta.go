@@ -38,29 +38,7 @@ type meta struct {
 func deriveMeta(cmd *phpser.Value, m jobMethods, rel job.Release, now time.Time) (meta, error) {
 	var md meta
 	attrs := rel.AtLeast(13, 0, 0)
-	// prop is `$job->name ?? null`; on 13.x getAttributeValue: the property when set and
-	// not identical to its class default, else the attribute, else the property.
-	prop := func(name string) *phpser.Value {
-		v, set := cmd.Visible(name)
-		if !attrs {
-			if set {
-				return v
-			}
-			return nil
-		}
-		if set {
-			if d, ok := m.defaults[name]; !ok || !phpser.Identical(v, d) {
-				return v
-			}
-		}
-		if a, ok := m.attrs[name]; ok {
-			return a
-		}
-		if set {
-			return v
-		}
-		return nil
-	}
+	prop := func(name string) *phpser.Value { return m.read(cmd, name, attrs) }
 	orMethod := func(v *phpser.Value, method func() *phpser.Value) *phpser.Value {
 		if v == nil && method != nil {
 			if x := method(); !x.IsNull() {
@@ -306,6 +284,31 @@ type jobMethods struct {
 	retryUntil func() *phpser.Value
 	attrs      map[string]*phpser.Value // "tries", "backoff", ... → the attribute's value
 	defaults   map[string]*phpser.Value
+}
+
+// read is `$job->name ?? null` of cmd, the object PHP holds; with attrs (13.x)
+// getAttributeValue: the property when set and not identical to its class default, else
+// the class's attribute, else the property.
+func (m jobMethods) read(cmd *phpser.Value, name string, attrs bool) *phpser.Value {
+	v, set := cmd.Visible(name)
+	if !attrs {
+		if set {
+			return v
+		}
+		return nil
+	}
+	if set {
+		if d, ok := m.defaults[name]; !ok || !phpser.Identical(v, d) {
+			return v
+		}
+	}
+	if a, ok := m.attrs[name]; ok {
+		return a
+	}
+	if set {
+		return v
+	}
+	return nil
 }
 
 // methodsOf collects the optional methods of a Go command value.

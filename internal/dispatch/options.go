@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/laraq/laraq/internal/job"
 	"github.com/laraq/laraq/phpser"
@@ -22,6 +23,10 @@ type Options struct {
 	Encrypt       bool     // as if the class implemented ShouldBeEncrypted
 	Tags          []string // Horizon tags, as the class's tags() would return them
 	Silence       bool     // Horizon's Silenced contract
+	// UniqueID and UniqueFor are what a unique class's uniqueId() and uniqueFor() methods
+	// return, for a job given as a *phpser.Value (PHP code laraq cannot run).
+	UniqueID  *string
+	UniqueFor *time.Duration
 
 	unique *uniqueDispatch // the lock Dispatch took (see unique.go)
 }
@@ -41,9 +46,14 @@ func collect(opts []Option) (*Options, error) {
 }
 
 // forJob is the options of one job: o, with Encrypt set when the job's Go type says
-// ShouldBeEncrypted.
-func (o *Options) forJob(v any) *Options {
-	if _, ok := v.(job.ShouldBeEncrypted); ok && !o.Encrypt {
+// ShouldBeEncrypted, or, with the classes' facts, its class implements it.
+func (p *Dispatcher) forJob(o *Options, v any) *Options {
+	_, enc := v.(job.ShouldBeEncrypted)
+	if val, ok := v.(*phpser.Value); ok && !enc {
+		c, _ := p.classFacts(val)
+		enc = c != nil && c.Encrypted()
+	}
+	if enc && !o.Encrypt {
 		c := *o
 		c.Encrypt = true
 		return &c

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/laraq/laraq/internal/job"
 	"github.com/laraq/laraq/internal/rdb"
@@ -53,17 +54,34 @@ type uniqueDispatch struct {
 	locks      rdb.UniqueLocks
 }
 
-// acquireUnique takes a UniqueJob's lock as PendingDispatch::shouldDispatch() does, with
-// an owner as RedisLock makes one (Str::random(16)). It returns nil for other jobs.
-func (p *Dispatcher) acquireUnique(ctx context.Context, v any) (*uniqueDispatch, error) {
+// uniqueSpec is what UniqueLock::acquire() reads of a unique job: its class (get_class),
+// whether it has displayName() and what that returns, its uniqueId, and its uniqueFor.
+type uniqueSpec struct {
+	class      string
+	hasDisplay bool
+	display    string
+	id         string
+	uniqueFor  time.Duration
+}
+
+// uniqueOf is the lock a job takes as PendingDispatch::shouldDispatch() does: a Go
+// UniqueJob's, or, with the classes' facts, a ShouldBeUnique class's given as a
+// *phpser.Value (see classUnique); nil for other jobs. The UniqueID and UniqueFor options
+// stand for methods PHP would call; given for a job that does not need them, they are
+// an error rather than a lock under another name than PHP's.
+func (p *Dispatcher) uniqueOf(v any, o *Options) (*uniqueSpec, error) {
+	if val, ok := v.(*phpser.Value); ok && p.cfg.Classes != nil {
+		return p.classUnique(val, o)
+	}
 	u, ok := v.(job.UniqueJob)
 	if !ok {
+		if o.UniqueID != nil || o.UniqueFor != nil {
+			return nil, fmt.Errorf("laraq: UniqueID or UniqueFor given for %s, which is not a unique job", jobClass(v))
+		}
 		return nil, nil
 	}
-	if rel := p.release(); !rel.AtLeast(8, 0, 0) {
-		// No release before 8.0 knows ShouldBeUnique: its workers would never release
-		// the lock, and every later dispatch would be refused until it expired.
-		return nil, fmt.Errorf("laraq: %T is a UniqueJob, but Laravel %s has no unique jobs (ShouldBeUnique is 8.x)", v, rel)
+	if o.UniqueID != nil || o.UniqueFor != nil {
+		return nil, fmt.Errorf("laraq: UniqueID or UniqueFor given for %s, whose Go type's UniqueID and UniqueFor name its lock", jobClass(v))
 	}
 	class := ""
 	if c, isCmd := v.(job.Command); isCmd {
@@ -72,17 +90,32 @@ func (p *Dispatcher) acquireUnique(ctx context.Context, v any) (*uniqueDispatch,
 	if class == "" {
 		return nil, fmt.Errorf("laraq: a %T UniqueJob needs a PHPClass to name its lock", v)
 	}
-	display := ""
-	d, hasDisplay := v.(job.DisplayNamer)
-	if hasDisplay {
-		display = d.DisplayName()
+	s := &uniqueSpec{class: class, id: u.UniqueID(), uniqueFor: u.UniqueFor()}
+	if d, hasDisplay := v.(job.DisplayNamer); hasDisplay {
+		s.hasDisplay, s.display = true, d.DisplayName()
+	}
+	return s, nil
+}
+
+// acquireUnique takes a unique job's lock as UniqueLock::acquire() does, with an owner as
+// RedisLock makes one (Str::random(16)): the key the release names for the class, its
+// displayName (when it has that method) and its uniqueId, for uniqueFor (0: until
+// released). It returns nil for a nil spec.
+func (p *Dispatcher) acquireUnique(ctx context.Context, s *uniqueSpec) (*uniqueDispatch, error) {
+	if s == nil {
+		return nil, nil
+	}
+	if rel := p.release(); !rel.AtLeast(8, 0, 0) {
+		// No release before 8.0 knows ShouldBeUnique: its workers would never release
+		// the lock, and every later dispatch would be refused until it expired.
+		return nil, fmt.Errorf("laraq: %s is a unique job, but Laravel %s has no unique jobs (ShouldBeUnique is 8.x)", s.class, rel)
 	}
 	locks, err := p.cfg.Locks()
 	if err != nil {
 		return nil, fmt.Errorf("laraq: %w", err)
 	}
-	ud := &uniqueDispatch{key: p.release().UniqueLockKey(class, hasDisplay, display, u.UniqueID()), owner: randomString(16), locks: locks}
-	got, err := locks.Acquire(ctx, ud.key, ud.owner, rdb.Seconds(u.UniqueFor()))
+	ud := &uniqueDispatch{key: p.release().UniqueLockKey(s.class, s.hasDisplay, s.display, s.id), owner: randomString(16), locks: locks}
+	got, err := locks.Acquire(ctx, ud.key, ud.owner, rdb.Seconds(s.uniqueFor))
 	if err != nil {
 		return nil, fmt.Errorf("laraq: %w", err)
 	}

@@ -37,6 +37,9 @@ type Event struct {
 	From  string
 	// Payload is the payload of EventInvalid, and of EventFailed when Job is nil.
 	Payload []byte
+	// Properties are the names of EventUnknownProperties (at most 16; Count says how
+	// many there were).
+	Properties []string
 }
 
 // EventKind says what an Event is about. The names follow Laravel's queue events.
@@ -71,6 +74,12 @@ const (
 	// paused, while jobs drain after a stop). Err is the error of the loop's last Redis
 	// call, nil when it answered; it stays set until Redis answers again. No Job.
 	EventLoop
+	// EventUnknownProperties: the command the handler decoded carried Count properties
+	// no field of its Go type takes (Properties names them): a misspelt php tag, a
+	// property the type lacks, or a PHP class changed since. Emitted after the handler
+	// returned, by a worker without the classes' facts (WorkerConfig.Classes), which
+	// check the types at start instead.
+	EventUnknownProperties
 )
 
 func (k EventKind) String() string {
@@ -95,6 +104,8 @@ func (k EventKind) String() string {
 		return "invalid"
 	case EventLoop:
 		return "loop"
+	case EventUnknownProperties:
+		return "unknown_properties"
 	}
 	return fmt.Sprintf("EventKind(%d)", int(k))
 }

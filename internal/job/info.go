@@ -66,6 +66,9 @@ type JobInfo struct {
 	cmd    *phpser.Value
 	cmdErr error
 	cmdSet bool
+
+	uniqueID    string // what the handler said uniqueId() returns (SetUniqueID)
+	uniqueIDSet bool
 }
 
 // Env is what a worker gives every job it runs: the connection's Encrypter (to decrypt

@@ -58,13 +58,19 @@ func AuthErrorOf(client redis.UniversalClient, err error) error {
 }
 
 // ServerOf names the Redis server(s) a client talks to, without credentials:
-// "127.0.0.1:6379/0", "cluster 10.0.0.1:7000,10.0.0.2:7000", "sentinel mymaster".
+// "127.0.0.1:6379/0", "cluster 10.0.0.1:7000,10.0.0.2:7000", "sentinel master mymaster
+// via 10.0.0.1:26379,10.0.0.2:26379/0" (a client with a ServerName method names itself).
 func ServerOf(c redis.UniversalClient) string {
 	switch cl := c.(type) {
 	case nil:
 		return "no redis client"
+	case interface{ ServerName() string }: // laravel.Connect's Sentinel clients
+		return cl.ServerName()
 	case *redis.Client:
 		o := cl.Options()
+		if o.Addr == "FailoverClient" { // go-redis' name for every Sentinel client
+			return fmt.Sprintf("sentinel/%d", o.DB)
+		}
 		return fmt.Sprintf("%s/%d", o.Addr, o.DB)
 	case *redis.ClusterClient:
 		return "cluster " + strings.Join(cl.Options().Addrs, ",")

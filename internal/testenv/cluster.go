@@ -41,7 +41,7 @@ func RedisCluster(t testing.TB) []string {
 		}
 		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 		addr := "127.0.0.1:" + strconv.Itoa(port)
-		if !waitReady(addr, 5*time.Second) {
+		if !waitReady(addr, 5*time.Second, nil) {
 			t.Fatalf("cluster node %s did not start", addr)
 		}
 		addrs = append(addrs, addr)

@@ -21,8 +21,12 @@ import (
 type Redis struct {
 	Addr string
 	Port int
-	cmd  *exec.Cmd
-	dir  string
+	// TLSAddr and TLSPort are the TLS listener of a server started with TLS
+	// (PrivateTLSRedis); empty otherwise.
+	TLSAddr string
+	TLSPort int
+	cmd     *exec.Cmd
+	dir     string
 }
 
 var (
@@ -55,7 +59,12 @@ func RedisServer(t testing.TB) *Redis {
 // StartRedis starts a private redis-server on a free loopback port (no persistence),
 // working in a fresh laraq-redis-PID-* directory of the temporary directory. The caller
 // must Stop it (Main stops what is left). Most tests want RedisServer instead.
-func StartRedis() (*Redis, error) {
+func StartRedis() (*Redis, error) { return StartRedisWith(nil) }
+
+// StartRedisWith is StartRedis with extra redis-server arguments (--requirepass PW,
+// --maxmemory 2mb, ...). An argument "TLSPORT" is replaced by a second free port, which
+// becomes the server's TLSPort.
+func StartRedisWith(extra []string) (*Redis, error) {
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		return nil, fmt.Errorf("redis-server not in PATH (apt-get install redis-server)")
@@ -74,9 +83,19 @@ func StartRedis() (*Redis, error) {
 		if err != nil {
 			return fail(err)
 		}
-		cmd := exec.Command(bin,
-			"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-			"--dir", dir, "--databases", "16", "--protected-mode", "yes", "--loglevel", "warning")
+		args := []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+			"--dir", dir, "--databases", "16", "--protected-mode", "yes", "--loglevel", "warning"}
+		tlsPort := 0
+		for _, a := range extra {
+			if a == "TLSPORT" {
+				if tlsPort, err = freePort(); err != nil {
+					return fail(err)
+				}
+				a = strconv.Itoa(tlsPort)
+			}
+			args = append(args, a)
+		}
+		cmd := exec.Command(bin, args...)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 		logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 		if err != nil {
@@ -89,7 +108,10 @@ func StartRedis() (*Redis, error) {
 			return fail(err)
 		}
 		r := &Redis{Addr: fmt.Sprintf("127.0.0.1:%d", port), Port: port, cmd: cmd, dir: dir}
-		if waitReady(r.Addr, 5*time.Second) {
+		if tlsPort != 0 {
+			r.TLSAddr, r.TLSPort = fmt.Sprintf("127.0.0.1:%d", tlsPort), tlsPort
+		}
+		if waitReady(r.Addr, 5*time.Second, extra) {
 			runningMu.Lock()
 			running[r] = true
 			runningMu.Unlock()
@@ -195,9 +217,15 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-func waitReady(addr string, d time.Duration) bool {
+func waitReady(addr string, d time.Duration, args []string) bool {
 	deadline := time.Now().Add(d)
-	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+	o := &redis.Options{Addr: addr, MaxRetries: -1}
+	for i, a := range args {
+		if a == "--requirepass" && i+1 < len(args) {
+			o.Password = args[i+1]
+		}
+	}
+	c := redis.NewClient(o)
 	defer c.Close()
 	for time.Now().Before(deadline) {
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
@@ -211,11 +239,12 @@ func waitReady(addr string, d time.Duration) bool {
 	return false
 }
 
-// PrivateRedis starts a redis-server for this test alone (StartRedis), stopped when the
-// test ends: for tests that stall, restart or kill their server.
-func PrivateRedis(t testing.TB) *Redis {
+// PrivateRedis starts a redis-server for this test alone (StartRedisWith extra), stopped
+// when the test ends: for tests that stall, restart or kill their server, or that need a
+// password or a memory limit of their own.
+func PrivateRedis(t testing.TB, extra ...string) *Redis {
 	t.Helper()
-	r, err := StartRedis()
+	r, err := StartRedisWith(extra)
 	if err != nil {
 		Need(t, false, "redis-server: %v", err)
 	}

@@ -63,6 +63,7 @@ func (c *chains) continueChain(ctx context.Context, a *attempt) error {
 	} else {
 		m.Payload = p
 	}
+	m.Payload = c.cfg.Chain.CreatePayload(ctx, info, m.Payload) // dispatched while info runs, as in PHP
 	if _, err := c.retry(ctx, a, "dispatching the next job of a chain", func(ctx context.Context) error {
 		return c.cfg.Chain.EnqueueOnce(ctx, m, max(2*c.reservation(), time.Minute))
 	}); err != nil {

@@ -198,6 +198,9 @@ func (f *fetcher) heartbeat(ctx context.Context, l *fetchRun) {
 		pctx, cancel := context.WithTimeout(ctx, heartbeatInterval)
 		err := f.cfg.RDB.Client().Ping(pctx).Err()
 		cancel()
+		if err == nil && rdb.IsOutOfMemory(l.redisErr) {
+			err = l.redisErr // a PING writes nothing: Redis refuses pops until one succeeds
+		}
 		l.redisCall(ctx, err)
 	}
 	f.beat(l)
@@ -305,6 +308,11 @@ func (f *fetcher) fetch(l *fetchRun, n int) (got int, active string, err error) 
 		sent := time.Now()
 		jobs, err := f.cfg.RDB.PopTicket(l.ctx, q, now+f.cfg.RetryAfter, n, f.ticket(l))
 		if err != nil {
+			if rdb.IsOutOfMemory(err) {
+				// Redis refused the pop (maxmemory, noeviction): it reserved nothing and
+				// there is no reply to ask for again.
+				return 0, active, err
+			}
 			l.pending = &pendingPop{queue: q, max: n, expires: f.expiresAt(sent)}
 			if l.ctx.Err() != nil {
 				return 0, active, nil

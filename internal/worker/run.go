@@ -20,6 +20,7 @@ type runner struct {
 	holder  *holder
 	uniques *uniques
 	batches *batches
+	props   *properties
 	// abandoned counts handlers still running after their job was given up on.
 	abandoned *atomic.Int64
 }
@@ -77,6 +78,7 @@ func (n *runner) run(r *run, a *attempt, h job.HandlerFunc) (takenOver bool) {
 		n.log.Warn("abandoned handler returned", "job", a.job.Name, "id", a.job.ID, "err", err)
 		return true
 	}
+	n.props.check(a)
 	n.settler.applyOutcome(r, a, err, time.Since(start), timeout, errors.Is(hctx.Err(), context.DeadlineExceeded))
 	return false
 }
@@ -94,11 +96,14 @@ func (n *runner) call(ctx context.Context, a *attempt, h job.HandlerFunc) error 
 // pipeline is what CallQueuedHandler::dispatchThroughMiddleware runs: the job's
 // middleware in order (a job of a cancelled batch whose type says SkipIfBatchCancelled
 // goes no further; then the worker's middleware), then, just before the handler, the
-// release of a ShouldBeUniqueUntilProcessing job's lock.
+// release of a ShouldBeUniqueUntilProcessing job's lock (or just after, when the handler
+// named it).
 func (n *runner) pipeline(a *attempt, h job.HandlerFunc) job.HandlerFunc {
 	handle := func(ctx context.Context, info *job.JobInfo) error {
 		n.uniques.beforeHandle(ctx, a)
-		return h(ctx, info)
+		err := h(ctx, info)
+		n.uniques.afterHandler(ctx, a)
+		return err
 	}
 	mw := n.cfg.Middleware
 	return func(ctx context.Context, info *job.JobInfo) error {

@@ -16,6 +16,7 @@ import (
 	"github.com/laraq/laraq/internal/horizon"
 	"github.com/laraq/laraq/internal/job"
 	"github.com/laraq/laraq/internal/rdb"
+	"github.com/laraq/laraq/phpclass"
 )
 
 // Config is what a Worker is made of: the parts of the queue connection, built by the
@@ -75,6 +76,9 @@ type Config struct {
 	OnEvent              func(job.Event)
 	HorizonSupervisor    *horizon.SupervisorOptions // nil: not listed in Horizon
 	Middleware           []job.Middleware           // around every handler, before the job's own
+	// Classes are the job classes' facts (WorkerConfig.Classes): what the unique feature
+	// knows of a class no Go type stands for. nil: none.
+	Classes *phpclass.Manifest
 }
 
 // Unhandled is what a worker does with a job whose class has no handler

@@ -38,15 +38,20 @@ func New(cfg *Config, jobs *job.Jobs) (*Worker, error) {
 	w.acks = newAcks(cfg.RDB, cfg.Horizon)
 	books := &bookkeeping{base: b, hz: cfg.Horizon, acks: w.acks}
 	holder := &holder{base: b}
-	uniques := &uniques{base: b, jobs: jobs}
+	uniques := newUniques(b, jobs)
 	batches := &batches{base: b, jobs: jobs}
 	settler := &settler{base: b, rules: rules{cfg}, acks: w.acks, books: books, holder: holder, uniques: uniques,
 		chains: &chains{base: b, jobs: jobs}, batches: batches, models: &models{base: b, jobs: jobs}}
-	runner := &runner{base: b, settler: settler, holder: holder, uniques: uniques, batches: batches, abandoned: &w.abandoned}
+	runner := &runner{base: b, settler: settler, holder: holder, uniques: uniques, batches: batches, abandoned: &w.abandoned,
+		props: &properties{base: b, jobs: jobs}}
 	processor := &processor{base: b, jobs: jobs, rules: rules{cfg}, books: books, runner: runner, settler: settler,
 		debouncer: &debouncer{base: b, jobs: jobs},
 		env:       &job.Env{Encrypter: cfg.Encrypter, Batches: cfg.Batches, Release: cfg.JobRelease}}
 	w.fetcher = &fetcher{base: b, books: books, processor: processor}
+	for _, class := range unnamedLocks(cfg, jobs) {
+		w.log.Warn("the unique lock of this class is named by its uniqueId() method, which laraq cannot run: on Laravel 8.x to 11.38, whose payloads do not name the lock, it is released only when the handler gives the id (JobInfo.SetUniqueID; a laraq work --forward service answers with an X-Laraq-Unique-Id header), else it is held until uniqueFor runs out",
+			"class", class)
+	}
 	if o := cfg.HorizonSupervisor; o != nil {
 		if cfg.Horizon == nil {
 			return nil, errors.New("laraq: WorkerConfig.HorizonSupervisor needs Connection.Horizon")

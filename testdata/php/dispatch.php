@@ -50,6 +50,8 @@
 //                (new FQCN)->to(address)->queue(the queue manager), as Mail::queue does.
 //   Every request may carry "context": {...} and "hidden_context": {...} (11+): set through
 //   Context::add / addHidden before dispatching, cleared after.
+//   LARAQ_TRACEPARENT and LARAQ_TRACESTATE in the environment add those keys to every
+//   payload as OpenTelemetry's instrumentation does (see below).
 //   "watch": ["queue", ...] names further queues to look for what an event, notification
 //   or mail pushed (default: "queue" and the connection's default queue).
 //
@@ -74,6 +76,20 @@ use Illuminate\Support\Str;
 
 $app = laraq_boot();
 laraq_jobs_boot();
+
+// LARAQ_TRACEPARENT / LARAQ_TRACESTATE stand in for OpenTelemetry's Laravel
+// instrumentation, whose extension the peers cannot load: its post-hook on
+// Queue::createPayloadArray has TraceContextPropagator add "traceparent" (and a non-empty
+// "tracestate") at the end of the array Queue builds, before RedisQueue adds "id" and
+// "attempts" — where a createPayloadUsing callback's keys land too, after the framework's
+// own callbacks (Context).
+if (($traceparent = getenv('LARAQ_TRACEPARENT')) !== false && $traceparent !== '') {
+    $tracestate = (string) getenv('LARAQ_TRACESTATE');
+    \Illuminate\Queue\Queue::createPayloadUsing(fn () => array_filter(
+        ['traceparent' => $traceparent, 'tracestate' => $tracestate],
+        fn ($v) => $v !== '',
+    ));
+}
 
 foreach (array_slice($argv, 1) as $arg) {
     if (strncmp($arg, '--now=', 6) === 0) {

@@ -120,6 +120,16 @@ namespace {
     }
 
     /** The record a job appends when it runs. */
+    /** What OpenTelemetry's worker hook extracts: the trace keys of $job->payload(), when there. */
+    function laraq_trace_context($job): array
+    {
+        $payload = $job ? $job->payload() : [];
+        return array_filter([
+            'traceparent' => $payload['traceparent'] ?? null,
+            'tracestate' => $payload['tracestate'] ?? null,
+        ], fn ($v) => $v !== null);
+    }
+
     function laraq_job_record(object $cmd, array $extra = []): array
     {
         // InteractsWithQueue's job is protected before 7.7: read it from inside.
@@ -137,7 +147,7 @@ namespace {
             'raw' => $job ? $job->getRawBody() : null,
             'at' => microtime(true),
             'props' => laraq_props($cmd),
-        ], $extra);
+        ], laraq_trace_context($job), $extra);
     }
 }
 
