@@ -32,8 +32,8 @@ type forwarder struct {
 	// plainOffHost: the URL is http:// to a host that is not loopback, where a decrypted
 	// ShouldBeEncrypted command would cross the network in clear text.
 	plainOffHost bool
-	insecure     bool // --forward-insecure: send such jobs all the same
-	classes *phpclass.Manifest // --classes (forward_classes.go)
+	insecure     bool               // --forward-insecure: send such jobs all the same
+	classes      *phpclass.Manifest // --classes (forward_classes.go)
 }
 
 func newForwarder(raw string, concurrency int, insecure bool) (*forwarder, error) {
