@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 )
 
 // MaxRefExpansion bounds how many values may be mapped (or printed) through
@@ -96,6 +97,9 @@ func Unmarshal(data []byte, v any) error { return Decoder{}.Unmarshal(data, v) }
 
 // Unmarshal decodes data with the decoder's options and maps it into v.
 func (dc Decoder) Unmarshal(data []byte, v any) error {
+	if t := reflect.TypeOf(v); len(data) > 0 && t != nil && t.Kind() == reflect.Pointer && !keepsTree(t.Elem()) && !reflect.ValueOf(v).IsNil() {
+		return dc.unmarshalReusing(data, v)
+	}
 	root, err := dc.Decode(data)
 	if err != nil {
 		return err
@@ -134,7 +138,7 @@ func (v *Value) Decode(target any) error {
 	m := mapperPool.Get().(*mapper)
 	m.active, m.inRef, m.budget = m.activeBuf[:0], 0, MaxRefExpansion
 	err := m.decode(v, rv.Elem())
-	m.active = nil
+	m.active, m.strs = nil, nil
 	clear(m.activeBuf[:])
 	mapperPool.Put(m)
 	if err != nil {
@@ -151,11 +155,35 @@ type mapper struct {
 	active []*Value // containers being mapped, to spot cycles through references
 	inRef  int
 	budget int
+	// strs is where this call's *string targets and small []string slices are carved
+	// from, one allocation for many (see newStrings). It belongs to the values mapped:
+	// a new one is made for every call, never reused.
+	strs []string
 	// Room for typical nesting, so that mapping a job allocates nothing for it.
 	activeBuf [24]*Value
 }
 
 var mapperPool = sync.Pool{New: func() any { return new(mapper) }}
+
+// stringSlab is how many strings newStrings allocates at once: the *string properties
+// and string lists of a Laravel command (connection, queue, relations, tags, chained)
+// fit in one.
+const stringSlab = 16
+
+// newStrings returns n zeroed strings carved from the call's slab (a slice whose
+// capacity is n, so that appending to it cannot reach its neighbours), or a slice of
+// their own when n is large.
+func (m *mapper) newStrings(n int) []string {
+	if n > stringSlab/2 {
+		return make([]string, n)
+	}
+	if cap(m.strs)-len(m.strs) < n {
+		m.strs = make([]string, 0, stringSlab)
+	}
+	l := len(m.strs)
+	m.strs = m.strs[:l+n]
+	return m.strs[l : l+n : l+n]
+}
 
 func (m *mapper) typeErr(v *Value, t reflect.Type, msg string) error {
 	off := -1
@@ -238,6 +266,7 @@ var (
 	entrySliceType = reflect.TypeFor[[]Entry]()
 	mapType        = reflect.TypeFor[Map]()
 	anyType        = reflect.TypeFor[any]()
+	stringType     = reflect.TypeFor[string]()
 )
 
 func isSpecialStruct(t reflect.Type) bool { return t == timeType || t == valueType }
@@ -290,7 +319,18 @@ func newTypeDecoder(t reflect.Type) decoderFunc {
 				return nil
 			}
 			if rv.IsNil() {
-				rv.Set(reflect.New(elem))
+				var p unsafe.Pointer
+				if elem == stringType {
+					p = unsafe.Pointer(&m.newStrings(1)[0])
+				} else {
+					p = reflect.New(elem).UnsafePointer()
+				}
+				if rv.CanAddr() {
+					// The type is known to match: skip Set's checks.
+					*(*unsafe.Pointer)(rv.Addr().UnsafePointer()) = p
+				} else {
+					rv.Set(reflect.NewAt(elem, p))
+				}
 			}
 			return elemDec(m, v, rv.Elem())
 		}
@@ -469,6 +509,7 @@ func (m *mapper) leave()         { m.active = m.active[:len(m.active)-1] }
 
 func newSliceDecoder(t reflect.Type) decoderFunc {
 	dec := typeDecoder(t.Elem())
+	stringElems := t.Elem() == stringType
 	return func(m *mapper, v *Value, rv reflect.Value) error {
 		switch v.kind {
 		case KindNull:
@@ -483,10 +524,19 @@ func newSliceDecoder(t reflect.Type) decoderFunc {
 		s := rv
 		if n == 0 {
 			// An empty PHP array is an empty slice, not a nil one.
-			rv.Set(reflect.MakeSlice(t, 0, 0))
+			if rv.CanAddr() {
+				// Any non-nil pointer makes a valid empty slice; no allocation needed.
+				*(*sliceHeader)(rv.Addr().UnsafePointer()) = sliceHeader{data: unsafe.Pointer(&zeroLen)}
+			} else {
+				rv.Set(reflect.MakeSlice(t, 0, 0))
+			}
 			return nil
 		}
-		if rv.CanAddr() {
+		if stringElems && rv.CanAddr() && rv.Cap() < n {
+			// A short list of strings takes its room from the call's slab.
+			strs := m.newStrings(n)
+			*(*sliceHeader)(rv.Addr().UnsafePointer()) = sliceHeader{data: unsafe.Pointer(unsafe.SliceData(strs)), len: n, cap: n}
+		} else if rv.CanAddr() {
 			// Growing the field in place allocates only the backing array.
 			rv.SetLen(0)
 			if rv.Cap() < n {
@@ -514,6 +564,16 @@ func newSliceDecoder(t reflect.Type) decoderFunc {
 		}
 		return nil
 	}
+}
+
+// zeroLen is what empty slices point at.
+var zeroLen [0]byte
+
+// sliceHeader is a slice's layout, written through a typed pointer so that the
+// compiler keeps the write barrier on data.
+type sliceHeader struct {
+	data     unsafe.Pointer
+	len, cap int
 }
 
 func newArrayDecoder(t reflect.Type) decoderFunc {
