@@ -66,7 +66,8 @@ func (r *RDB) Later(ctx context.Context, queue string, availableAt int64, payloa
 	return nil
 }
 
-// PoppedJob is one job taken off a ready list.
+// PoppedJob is one job taken off a ready list. Its byte slices share memory with the
+// script's reply and nothing else: read them, never write to them.
 type PoppedJob struct {
 	// Job is the payload exactly as it was in the ready list. Its attempts field is one
 	// less than the current attempt. It is what a failed-job record stores and what
@@ -170,9 +171,9 @@ func (r *RDB) pop(ctx context.Context, queue string, reserveUntil int64, max int
 	for i := 0; i < len(res); i += 3 {
 		var p PoppedJob
 		var reason []byte
-		if p.Job, err = replyBytes(res[i]); err == nil {
-			if p.Reserved, err = replyBytes(res[i+1]); err == nil {
-				reason, err = replyBytes(res[i+2])
+		if p.Job, err = replyView(res[i]); err == nil {
+			if p.Reserved, err = replyView(res[i+1]); err == nil {
+				reason, err = replyView(res[i+2])
 			}
 		}
 		if err != nil {

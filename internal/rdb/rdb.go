@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"unsafe"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -52,6 +53,7 @@ type RDB struct {
 	cache    *Cache
 
 	keys sync.Map // queue name -> *QueueKeys
+	args sync.Map // queue name -> *queueArgs
 }
 
 // New returns an RDB using client, which stays owned by the caller.
@@ -84,6 +86,22 @@ func (r *RDB) Keys(queue string) QueueKeys {
 	k := NewQueueKeys(r.prefix, queue, r.hashTags)
 	r.keys.Store(queue, &k)
 	return k
+}
+
+// queueArgs are a queue's keys as command arguments, boxed once: a string put in an
+// `any` is an allocation each time.
+type queueArgs struct {
+	reserved any
+}
+
+// argsOf returns the boxed arguments of queue.
+func (r *RDB) argsOf(queue string) *queueArgs {
+	if a, ok := r.args.Load(queue); ok {
+		return a.(*queueArgs)
+	}
+	a := &queueArgs{reserved: r.keysOf(queue).Reserved}
+	actual, _ := r.args.LoadOrStore(queue, a)
+	return actual.(*queueArgs)
 }
 
 // keysOf is Keys without the copy, for the hot paths.
@@ -136,6 +154,24 @@ func replyBytes(v any) ([]byte, error) {
 		return nil, nil
 	case string:
 		return []byte(v), nil
+	default:
+		return nil, fmt.Errorf("unexpected reply element %T", v)
+	}
+}
+
+// replyView is replyBytes without the copy, for replies whose bytes are only read (the
+// popped jobs: ZREM, Release and the failed-job store need them exactly as they are,
+// and nobody writes to them). go-redis allocates every string of a reply for that reply
+// alone and keeps no reference to it, so the []byte is the only way to its memory.
+func replyView(v any) ([]byte, error) {
+	switch v := v.(type) {
+	case nil:
+		return nil, nil
+	case string:
+		if v == "" {
+			return []byte{}, nil
+		}
+		return unsafe.Slice(unsafe.StringData(v), len(v)), nil
 	default:
 		return nil, fmt.Errorf("unexpected reply element %T", v)
 	}
