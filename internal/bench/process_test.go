@@ -75,8 +75,8 @@ func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond)
 
 func report(r bench.Result) {
 	p := r.PerJob()
-	fmt.Printf("jobs=%d seconds=%.3f jobs_per_sec=%.0f go_cpu_us=%.2f redis_cpu_us=%.2f script_us=%.2f script_calls=%.3f cmds=%.2f allocs=%.1f vmhwm_kb=%d\n",
-		r.Jobs, r.Elapsed.Seconds(), r.Rate(), us(p.GoCPU), us(p.RedisCPU), us(p.ScriptTime), p.ScriptCalls, p.Commands, p.Allocs, bench.PeakRSS()/1024)
+	fmt.Printf("jobs=%d seconds=%.3f jobs_per_sec=%.0f go_cpu_us=%.2f redis_cpu_us=%.2f script_us=%.2f script_calls=%.3f cmds=%.2f allocs=%.1f alloc_bytes=%.0f vmhwm_kb=%d\n",
+		r.Jobs, r.Elapsed.Seconds(), r.Rate(), us(p.GoCPU), us(p.RedisCPU), us(p.ScriptTime), p.ScriptCalls, p.Commands, p.Allocs, p.Bytes, bench.PeakRSS()/1024)
 }
 
 // profile starts the profiles LARAQ_BENCH_CPUPROFILE and LARAQ_BENCH_MEMPROFILE ask for;

@@ -25,6 +25,7 @@ type Usage struct {
 	ScriptCalls int64 // EVAL + EVALSHA calls
 	Commands    int64 // every command but INFO, scripts' own commands included
 	Mallocs     uint64
+	Bytes       uint64 // bytes allocated on the Go heap
 }
 
 // Take reads the counters now. The two INFO calls it sends are left out of Commands.
@@ -32,7 +33,7 @@ func Take(ctx context.Context, client redis.UniversalClient) (Usage, error) {
 	var u Usage
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	u.Mallocs = ms.Mallocs
+	u.Mallocs, u.Bytes = ms.Mallocs, ms.TotalAlloc
 	u.GoCPU = processCPU()
 	info, err := client.Info(ctx, "cpu", "commandstats").Result()
 	if err != nil {
@@ -80,7 +81,7 @@ func (u Usage) Sub(before Usage) Usage {
 	return Usage{
 		GoCPU: u.GoCPU - before.GoCPU, RedisCPU: u.RedisCPU - before.RedisCPU,
 		ScriptTime: u.ScriptTime - before.ScriptTime, ScriptCalls: u.ScriptCalls - before.ScriptCalls,
-		Commands: u.Commands - before.Commands, Mallocs: u.Mallocs - before.Mallocs,
+		Commands: u.Commands - before.Commands, Mallocs: u.Mallocs - before.Mallocs, Bytes: u.Bytes - before.Bytes,
 	}
 }
 
@@ -88,7 +89,7 @@ func (u Usage) Sub(before Usage) Usage {
 type PerJob struct {
 	GoCPU, RedisCPU, ScriptTime time.Duration
 	ScriptCalls, Commands       float64
-	Allocs                      float64
+	Allocs, Bytes               float64
 }
 
 // PerJob divides u by jobs (> 0).
@@ -98,6 +99,7 @@ func (u Usage) PerJob(jobs int64) PerJob {
 	return PerJob{
 		GoCPU: per(u.GoCPU), RedisCPU: per(u.RedisCPU), ScriptTime: per(u.ScriptTime),
 		ScriptCalls: float64(u.ScriptCalls) / n, Commands: float64(u.Commands) / n, Allocs: float64(u.Mallocs) / n,
+		Bytes: float64(u.Bytes) / n,
 	}
 }
 

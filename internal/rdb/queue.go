@@ -150,41 +150,23 @@ func (r *RDB) pop(ctx context.Context, queue string, reserveUntil int64, max int
 	}
 	max = min(max, MaxPop)
 	k := r.keysOf(queue)
-	keys := []string{k.Queue, k.Reserved, k.Notify, k.Invalid}
-	args := []any{reserveUntil, max}
-	if t != nil {
+	keys := r.argsOf(queue).pop
+	var res []any
+	var err error
+	if t == nil {
+		res, err = r.runPop(ctx, keys, reserveUntil, max)
+	} else {
 		keep := int64((t.Keep + time.Second - 1) / time.Second)
 		if keep < 1 {
 			keep = 1
 		}
-		keys = append(keys, k.Ticket(t.Owner))
-		args = append(args, t.Seq, keep)
+		withTicket := append(keys[:len(keys):len(keys)], k.Ticket(t.Owner))
+		res, err = r.runPop(ctx, withTicket, reserveUntil, max, t.Seq, keep)
 	}
-	res, err := popScript.Run(ctx, r.client, keys, args...).Slice()
 	if err != nil {
 		return nil, fmt.Errorf("rdb: pop from queue %q: %w", queue, err)
 	}
-	if len(res)%3 != 0 {
-		return nil, fmt.Errorf("rdb: pop from queue %q: reply of %d elements, want triples", queue, len(res))
-	}
-	jobs := make([]PoppedJob, 0, len(res)/3)
-	for i := 0; i < len(res); i += 3 {
-		var p PoppedJob
-		var reason []byte
-		if p.Job, err = replyView(res[i]); err == nil {
-			if p.Reserved, err = replyView(res[i+1]); err == nil {
-				reason, err = replyView(res[i+2])
-			}
-		}
-		if err != nil {
-			return nil, fmt.Errorf("rdb: pop from queue %q: %w", queue, err)
-		}
-		if p.Reserved == nil {
-			p.Invalid = &InvalidJobError{Queue: queue, Key: k.Invalid, Job: p.Job, Reason: string(reason)}
-		}
-		jobs = append(jobs, p)
-	}
-	return jobs, nil
+	return popJobs(res, queue, k)
 }
 
 // Release moves a reserved job to the delayed zset with score availableAt (Unix seconds;

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"unsafe"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -92,6 +91,7 @@ func (r *RDB) Keys(queue string) QueueKeys {
 // `any` is an allocation each time.
 type queueArgs struct {
 	reserved any
+	pop      []any // the pop script's KEYS without the ticket: ready, reserved, notify, invalid
 }
 
 // argsOf returns the boxed arguments of queue.
@@ -99,7 +99,8 @@ func (r *RDB) argsOf(queue string) *queueArgs {
 	if a, ok := r.args.Load(queue); ok {
 		return a.(*queueArgs)
 	}
-	a := &queueArgs{reserved: r.keysOf(queue).Reserved}
+	k := r.keysOf(queue)
+	a := &queueArgs{reserved: k.Reserved, pop: []any{k.Queue, k.Reserved, k.Notify, k.Invalid}}
 	actual, _ := r.args.LoadOrStore(queue, a)
 	return actual.(*queueArgs)
 }
@@ -154,24 +155,6 @@ func replyBytes(v any) ([]byte, error) {
 		return nil, nil
 	case string:
 		return []byte(v), nil
-	default:
-		return nil, fmt.Errorf("unexpected reply element %T", v)
-	}
-}
-
-// replyView is replyBytes without the copy, for replies whose bytes are only read (the
-// popped jobs: ZREM, Release and the failed-job store need them exactly as they are,
-// and nobody writes to them). go-redis allocates every string of a reply for that reply
-// alone and keeps no reference to it, so the []byte is the only way to its memory.
-func replyView(v any) ([]byte, error) {
-	switch v := v.(type) {
-	case nil:
-		return nil, nil
-	case string:
-		if v == "" {
-			return []byte{}, nil
-		}
-		return unsafe.Slice(unsafe.StringData(v), len(v)), nil
 	default:
 		return nil, fmt.Errorf("unexpected reply element %T", v)
 	}

@@ -51,8 +51,8 @@ func main() {
 			log.Fatal(err)
 		}
 		p := res.PerJob()
-		fmt.Printf("jobs=%d seconds=%.3f jobs_per_sec=%.0f go_cpu_us=%.2f redis_cpu_us=%.2f script_us=%.2f script_calls=%.3f cmds=%.2f allocs=%.1f vmhwm_kb=%d\n",
-			res.Jobs, res.Elapsed.Seconds(), res.Rate(), us(p.GoCPU), us(p.RedisCPU), us(p.ScriptTime), p.ScriptCalls, p.Commands, p.Allocs, bench.PeakRSS()/1024)
+		fmt.Printf("jobs=%d seconds=%.3f jobs_per_sec=%.0f go_cpu_us=%.2f redis_cpu_us=%.2f script_us=%.2f script_calls=%.3f cmds=%.2f allocs=%.1f alloc_bytes=%.0f vmhwm_kb=%d\n",
+			res.Jobs, res.Elapsed.Seconds(), res.Rate(), us(p.GoCPU), us(p.RedisCPU), us(p.ScriptTime), p.ScriptCalls, p.Commands, p.Allocs, p.Bytes, bench.PeakRSS()/1024)
 	default:
 		log.Fatalf("unknown -mode %q", *mode)
 	}
