@@ -35,7 +35,7 @@ func TestBenchProcess(t *testing.T) {
 	}
 	ctx := context.Background()
 	conc, _ := strconv.Atoi(os.Getenv("LARAQ_BENCH_CONCURRENCY"))
-	client := redis.NewClient(&redis.Options{Addr: os.Getenv("LARAQ_BENCH_REDIS"), PoolSize: max(conc, 16) + 8})
+	client := redis.NewClient(&redis.Options{Addr: os.Getenv("LARAQ_BENCH_REDIS"), PoolSize: max(conc, 16) + 8, Protocol: protocol()})
 	defer client.Close()
 	prefix, queue := os.Getenv("LARAQ_BENCH_PREFIX"), os.Getenv("LARAQ_BENCH_QUEUE")
 	n, _ := strconv.Atoi(os.Getenv("LARAQ_BENCH_N"))
@@ -114,3 +114,9 @@ func profile(t *testing.T) (stop func()) {
 // millisecond, as long as a large pop. Longer calls are more often preempted on a busy
 // machine, which commandstats' wall-clock usec would count against the yardstick.
 const yardstickBatch = 100
+
+// protocol is LARAQ_BENCH_PROTOCOL (2 or 3), else go-redis' default (3).
+func protocol() int {
+	p, _ := strconv.Atoi(os.Getenv("LARAQ_BENCH_PROTOCOL"))
+	return p
+}
