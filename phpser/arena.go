@@ -113,3 +113,35 @@ func (d *decoder) recycle() {
 	}
 	d.keptUsed, d.reuse = 0, false
 }
+
+// Small targets of one Unmarshal come from one allocation, not one each.
+
+// stringSlab is how many strings newStrings allocates at once: the *string properties
+// and string lists of a Laravel command (connection, queue, relations, tags, chained)
+// fit in one.
+const stringSlab = 16
+
+// newStrings returns n zeroed strings carved from the call's slab (a slice whose
+// capacity is n, so that appending to it cannot reach its neighbours), or a slice of
+// their own when n is large.
+func (m *mapper) newStrings(n int) []string {
+	if n > stringSlab/2 {
+		return make([]string, n)
+	}
+	if cap(m.strs)-len(m.strs) < n {
+		m.strs = make([]string, 0, stringSlab)
+	}
+	l := len(m.strs)
+	m.strs = m.strs[:l+n]
+	return m.strs[l : l+n : l+n]
+}
+
+// zeroLen is what empty slices point at.
+var zeroLen [0]byte
+
+// sliceHeader is a slice's layout, written through a typed pointer so that the
+// compiler keeps the write barrier on data.
+type sliceHeader struct {
+	data     unsafe.Pointer
+	len, cap int
+}
