@@ -167,9 +167,9 @@ done
 # median KIND KEY: the median over the rounds of KEY in each round's KIND line.
 median_of() { for ((r = 1; r <= rounds; r++)); do field "$2" <"$work/$r.$1"; done | median; }
 median() { sort -g | awk '{ a[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
-# ratio_of EXPR: the median over the rounds of an awk expression of that round's values,
-# named KIND_KEY (e.g. go64_jobs_per_sec / yard_script_us).
-ratio_of() {
+# per_round EXPR: an awk expression of one round's values, named KIND_KEY (e.g.
+# go64_jobs_per_sec / yard_script_us), evaluated for each round, one line each.
+per_round() {
     local expr=$1
     for ((r = 1; r <= rounds; r++)); do
         local vars=()
@@ -181,7 +181,7 @@ ratio_of() {
             done
         done
         awk "${vars[@]}" "BEGIN { printf \"%.4f\\n\", $expr }"
-    done | median
+    done
 }
 
 row() { # LABEL KIND
@@ -210,29 +210,34 @@ echo "pickup latency with block_for ($latency_jobs jobs 2 ms apart): p50 $(media
 # --- targets (issue 22) ---
 : "${BENCH_TARGETS:=}"
 rows=()
-target() { # NAME VALUE OP LIMIT UNIT
-    local verdict
-    if awk -v x="$2" -v op="$3" -v y="$4" 'BEGIN { exit !(x != "nan" && ((op == ">=") ? x >= y : (op == "<=") ? x <= y : x < y)) }'; then
+target() { # NAME EXPR OP LIMIT UNIT: the median of EXPR over the rounds against LIMIT
+    local values value range verdict
+    values=$(per_round "$2")
+    value=$(echo "$values" | median)
+    range=$(echo "$values" | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.2f-%.2f", lo, hi }')
+    if awk -v x="$value" -v op="$3" -v y="$4" 'BEGIN { exit !(x != "nan" && ((op == ">=") ? x >= y : (op == "<=") ? x <= y : x < y)) }'; then
         verdict=met
     else
         verdict=MISSED
     fi
-    rows+=("$1|$2$5|$3 $4$5|$verdict")
-    if [[ -n "$BENCH_TARGETS" ]]; then echo "$1|$2$5|$3 $4$5|$verdict" >>"$BENCH_TARGETS"; fi
+    value=$(awk -v x="$value" 'BEGIN { printf "%.2f", x }')
+    rows+=("$1|$value$5|$3 $4$5|$verdict|$range")
+    if [[ -n "$BENCH_TARGETS" ]]; then echo "$1|$value$5|$3 $4$5|$verdict" >>"$BENCH_TARGETS"; fi
 }
-target "pop script time per job / Laravel's pop effect, c=64" "$(ratio_of 'go64_script_us / yard_script_us')" "<=" 1.2 x
-target "pop script time per job / Laravel's pop effect, c=256" "$(ratio_of 'go256_script_us / yard_script_us')" "<=" 1.2 x
-target "Go CPU per job, c=64" "$(median_of go64 go_cpu_us)" "<=" 15 " us"
-target "throughput / ceiling (1e6 / pop effect us), c=256" "$(ratio_of 'go256_jobs_per_sec * yard_script_us / 1e6')" ">=" 0.7 ""
-target "throughput / ceiling (1e6 / pop effect us), c=64" "$(ratio_of 'go64_jobs_per_sec * yard_script_us / 1e6')" ">=" 0.6 ""
-target "throughput c=64 / asynq (best of c=32, c=64)" "$(ratio_of 'go64_jobs_per_sec / (asynq32_jobs_per_sec > asynq64_jobs_per_sec ? asynq32_jobs_per_sec : asynq64_jobs_per_sec)')" ">=" 5 x
-target "throughput c=64 / one PHP worker" "$(ratio_of 'go64_jobs_per_sec / php_jobs_per_sec')" ">=" 30 x
-target "pickup p99 with block_for" "$(median_of lat p99_ms)" "<" 1 " ms"
-target "peak RSS at c=256" "$(awk -v kb="$(median_of go256 vmhwm_kb)" 'BEGIN { printf "%.1f", kb / 1024 }')" "<=" 30 " MB"
+best_asynq='(asynq32_jobs_per_sec > asynq64_jobs_per_sec ? asynq32_jobs_per_sec : asynq64_jobs_per_sec)'
+target "pop script time per job / Laravel's pop effect, c=64" 'go64_script_us / yard_script_us' "<=" 1.2 x
+target "pop script time per job / Laravel's pop effect, c=256" 'go256_script_us / yard_script_us' "<=" 1.2 x
+target "Go CPU per job, c=64" 'go64_go_cpu_us' "<=" 15 " us"
+target "throughput / ceiling (1e6 / pop effect us), c=256" 'go256_jobs_per_sec * yard_script_us / 1e6' ">=" 0.7 ""
+target "throughput / ceiling (1e6 / pop effect us), c=64" 'go64_jobs_per_sec * yard_script_us / 1e6' ">=" 0.6 ""
+target "throughput c=64 / asynq (best of c=32, c=64)" "go64_jobs_per_sec / $best_asynq" ">=" 5 x
+target "throughput c=64 / one PHP worker" 'go64_jobs_per_sec / php_jobs_per_sec' ">=" 30 x
+target "pickup p99 with block_for" 'lat_p99_ms' "<" 1 " ms"
+target "peak RSS at c=256" 'go256_vmhwm_kb / 1024' "<=" 30 " MB"
 
 echo
-printf '%-56s %12s %12s  %s\n' "target" "value" "limit" ""
+printf '%-56s %12s %12s  %-7s %s\n' "target (median of $rounds rounds)" "value" "limit" "" "rounds' range"
 for row in "${rows[@]}"; do
-    IFS='|' read -r name value limit verdict <<<"$row"
-    printf '%-56s %12s %12s  %s\n' "$name" "$value" "$limit" "$verdict"
+    IFS='|' read -r name value limit verdict range <<<"$row"
+    printf '%-56s %12s %12s  %-7s %s\n' "$name" "$value" "$limit" "$verdict" "$range"
 done

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/laraq/laraq/internal/php"
 	"github.com/laraq/laraq/internal/testenv"
 )
@@ -22,19 +24,7 @@ func FuzzPopNeverLosesAJob(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	srv := testenv.RedisServer(f)
-	c := srv.Client(f, 0)
-	prefix := testenv.Prefix(f)
-	r, err := New(c, Options{Prefix: prefix})
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Cleanup(func() {
-		ctx := context.Background()
-		if keys, _ := testenv.Keys(ctx, c, prefix); len(keys) > 0 {
-			c.Del(ctx, keys...)
-		}
-	})
+	r, c, prefix := fuzzRDB(f)
 	f.Fuzz(func(t *testing.T, payload []byte) {
 		ctx := context.Background()
 		q := "f" + testenv.RandomName(8)
@@ -60,6 +50,23 @@ func FuzzPopNeverLosesAJob(f *testing.F) {
 		}
 		c.Del(ctx, k.Queue, k.Reserved, k.Notify, k.Invalid)
 	})
+}
+
+// fuzzRDB is an RDB on the shared server under a prefix of its own, removed at the end.
+func fuzzRDB(f *testing.F) (*RDB, *redis.Client, string) {
+	c := testenv.RedisServer(f).Client(f, 0)
+	prefix := testenv.Prefix(f)
+	r, err := New(c, Options{Prefix: prefix})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() {
+		ctx := context.Background()
+		if keys, _ := testenv.Keys(ctx, c, prefix); len(keys) > 0 {
+			c.Del(ctx, keys...)
+		}
+	})
+	return r, c, prefix
 }
 
 // FuzzQueueNameFromKey checks that a name found in a key maps back to that key.
@@ -108,19 +115,7 @@ func FuzzPopTicketReplay(f *testing.F) {
 	f.Add([]byte(`{"attempts":"2","x":[],"y":{"b":1,"a":2,"c":[1,{}]}}`), []byte("not json"))
 	f.Add([]byte(`{"attempts":1e308,"é":"\u00e9\/"}`), []byte(`{"attempts":0,"n":123456789012345}`))
 	f.Add([]byte(sampleS8), []byte(sampleS8))
-	srv := testenv.RedisServer(f)
-	c := srv.Client(f, 0)
-	prefix := testenv.Prefix(f)
-	r, err := New(c, Options{Prefix: prefix})
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Cleanup(func() {
-		ctx := context.Background()
-		if keys, _ := testenv.Keys(ctx, c, prefix); len(keys) > 0 {
-			c.Del(ctx, keys...)
-		}
-	})
+	r, c, _ := fuzzRDB(f)
 	f.Fuzz(func(t *testing.T, a, b []byte) {
 		ctx := context.Background()
 		q := "f" + testenv.RandomName(8)
