@@ -26,6 +26,8 @@ import (
 //	           LARAQ_BENCH_CPUPROFILE / LARAQ_BENCH_MEMPROFILE write pprof profiles of it.
 //	yardstick  Laravel's pop effect over the whole queue, yardstickBatch jobs per call; prints
 //	           the same fields as drain
+//	pops       the worker's ticketed pop over the whole queue, LARAQ_BENCH_BATCH jobs per
+//	           call (default 1); prints the same fields as drain
 //	latency    LARAQ_BENCH_N jobs pushed 2 ms apart to an idle worker with block_for;
 //	           prints p50_ms, p99_ms
 func TestBenchProcess(t *testing.T) {
@@ -55,6 +57,13 @@ func TestBenchProcess(t *testing.T) {
 		report(res)
 	case "yardstick":
 		res, err := bench.Yardstick(ctx, client, prefix, queue, yardstickBatch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		report(res)
+	case "pops":
+		batch, _ := strconv.Atoi(os.Getenv("LARAQ_BENCH_BATCH"))
+		res, err := bench.Pops(ctx, client, prefix, queue, max(batch, 1))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -140,6 +140,39 @@ func Yardstick(ctx context.Context, client redis.UniversalClient, prefix, queue 
 	return Result{Jobs: jobs, Elapsed: elapsed, Usage: after.Sub(before)}, nil
 }
 
+// Pops takes every job of queue with the worker's pop (rdb.PopTicket), batch jobs per
+// call, and measures it like Yardstick: the same script time per job the worker's pops
+// cost at that batch size, without the rest of the worker.
+func Pops(ctx context.Context, client redis.UniversalClient, prefix, queue string, batch int) (Result, error) {
+	r, err := rdb.New(client, rdb.Options{Prefix: prefix})
+	if err != nil {
+		return Result{}, err
+	}
+	owner := "bench-" + queue
+	before, err := Take(ctx, client)
+	if err != nil {
+		return Result{}, err
+	}
+	start := time.Now()
+	var jobs int64
+	for seq := int64(1); ; seq++ {
+		popped, err := r.PopTicket(ctx, queue, time.Now().Unix()+90, batch, rdb.Ticket{Owner: owner, Seq: seq, Keep: time.Minute})
+		if err != nil {
+			return Result{}, err
+		}
+		if len(popped) == 0 {
+			break
+		}
+		jobs += int64(len(popped))
+	}
+	elapsed := time.Since(start)
+	after, err := Take(ctx, client)
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Jobs: jobs, Elapsed: elapsed, Usage: after.Sub(before)}, r.ForgetTickets(ctx, owner, []string{queue})
+}
+
 // PickupLatency pushes n no-op jobs one at a time, every apart, to a worker with one
 // slot idling on the notify list (block_for 0), and returns the median and 99th
 // percentile of the time from the push to the handler's start.
