@@ -23,7 +23,7 @@ EXTRA_PKGS  := ./testdata/laravel-payloads
 CHAOS_RUN     ?= .
 CHAOS_TIMEOUT ?= 3h
 
-.PHONY: help test test-short test-go fuzz fuzz-list fuzz-long bench chaos chaos-short lint fmt demo
+.PHONY: help test test-short test-go fuzz fuzz-list fuzz-long bench bench-go chaos chaos-short lint fmt demo
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z][a-z-]*:.*## / {printf "  make %-11s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -66,11 +66,16 @@ fuzz: ## run each fuzz target for FUZZTIME, seeded with the golden data (e.g. ma
 fuzz-long: ## run each fuzz target for LONGFUZZ (5m)
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(LONGFUZZ)
 
-bench: ## Go benchmarks, then phpser, the worker and Horizon's records against PHP (prints the ratios)
+# The speed targets as ratios measured in one run (scripts/bench.sh): ROUNDS=1 for a quick
+# look, JOBS for the drains' size.
+ROUNDS ?= 5
+JOBS   ?= 20000
+
+bench: ## the speed targets: codec, worker, asynq, PHP, Horizon; medians of ROUNDS (5) runs, met/MISSED
+	ROUNDS=$(ROUNDS) JOBS=$(JOBS) ./scripts/bench.sh
+
+bench-go: ## every Go benchmark (go test -bench), with allocations
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
-	./scripts/bench-phpser.sh
-	./scripts/bench-worker.sh
-	./scripts/bench-horizon.sh
 
 chaos: ## the long chaos suite: kills, outages, stalls on real workers; prints a table (CHAOS_RUN=regexp)
 	CI=$${CI:-true} $(GO) test -count=1 -timeout=$(CHAOS_TIMEOUT) -v -run '^TestChaosLong$$/($(CHAOS_RUN))' ./internal/chaos -chaos.long

@@ -202,6 +202,7 @@ func (a *Admin) Retry(ctx context.Context, id string) (RetryResult, error) {
 		return res, err
 	}
 	if rec == nil {
+		//lint:ignore ST1005 queue:retry's own message, word for word
 		return res, fmt.Errorf("%w: Unable to find failed job with ID [%s].", ErrNoFailedJob, id)
 	}
 	res.Queue = rec.Queue

@@ -1,10 +1,8 @@
 package laraq_test
 
 import (
-	"bufio"
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"slices"
 	"strconv"
@@ -29,8 +27,9 @@ type noop struct {
 
 func (noop) PHPClass() string { return `App\Jobs\Noop` }
 
-// benchRedis is the server of LARAQ_BENCH_REDIS (scripts/bench-worker.sh), else the
-// test binary's own.
+// benchRedis is the server of LARAQ_BENCH_REDIS (host:port, for go test -bench against a
+// server of your own), else the test binary's own. (scripts/bench-worker.sh drives
+// internal/bench instead.)
 func benchRedis(tb testing.TB) (client *redis.Client, prefix string) {
 	tb.Helper()
 	if addr := os.Getenv("LARAQ_BENCH_REDIS"); addr != "" {
@@ -200,51 +199,4 @@ func pickupLatency(tb testing.TB, client redis.UniversalClient, prefix, queue st
 	<-done
 	slices.Sort(lat)
 	return lat[len(lat)/2], lat[len(lat)*99/100]
-}
-
-// TestBenchProcess is scripts/bench-worker.sh's way into this package; it does nothing
-// unless LARAQ_BENCH_MODE is set:
-//
-//	fill     queue LARAQ_BENCH_N no-op jobs on LARAQ_BENCH_QUEUE
-//	drain    drain LARAQ_BENCH_QUEUE with LARAQ_BENCH_CONCURRENCY goroutines; print
-//	         "jobs=N seconds=S jobs_per_sec=R vmhwm_kb=K"
-//	latency  print "p50_ms=… p99_ms=…" for LARAQ_BENCH_N jobs pushed 2 ms apart
-func TestBenchProcess(t *testing.T) {
-	mode := os.Getenv("LARAQ_BENCH_MODE")
-	if mode == "" {
-		return
-	}
-	client, prefix := benchRedis(t)
-	queue := os.Getenv("LARAQ_BENCH_QUEUE")
-	n, _ := strconv.Atoi(os.Getenv("LARAQ_BENCH_N"))
-	switch mode {
-	case "fill":
-		fill(t, client, prefix, queue, n)
-	case "drain":
-		conc, _ := strconv.Atoi(os.Getenv("LARAQ_BENCH_CONCURRENCY"))
-		jobs, d := drain(t, client, prefix, queue, conc)
-		fmt.Printf("jobs=%d seconds=%.3f jobs_per_sec=%.0f vmhwm_kb=%d\n", jobs, d.Seconds(), float64(jobs)/d.Seconds(), vmHWM())
-	case "latency":
-		p50, p99 := pickupLatency(t, client, prefix, queue, n, 2*time.Millisecond)
-		fmt.Printf("p50_ms=%.3f p99_ms=%.3f\n", float64(p50.Microseconds())/1000, float64(p99.Microseconds())/1000)
-	default:
-		t.Fatalf("unknown LARAQ_BENCH_MODE %q", mode)
-	}
-}
-
-// vmHWM is the process' peak resident set size in kB (Linux).
-func vmHWM() int64 {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		return -1
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
-			n, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return n
-		}
-	}
-	return -1
 }

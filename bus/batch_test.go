@@ -32,8 +32,7 @@ func TestParseOptions(t *testing.T) {
 
 // memRepo is a Repository in memory, as DatabaseBatchRepository would update the row.
 type memRepo struct {
-	b        Batch
-	finished bool
+	b Batch
 }
 
 func (m *memRepo) Find(context.Context, string) (*Batch, error) { b := m.b; return &b, nil }

@@ -207,7 +207,7 @@ func TestSpanIsChildOfPHPContext(t *testing.T) {
 	for _, s := range spans {
 		attrs := map[string]string{}
 		for _, kv := range s.Attributes {
-			attrs[string(kv.Key)] = kv.Value.Emit()
+			attrs[string(kv.Key)] = kv.Value.String()
 		}
 		key := ""
 		for k, sc := range handled {

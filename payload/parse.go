@@ -33,6 +33,8 @@ type parser struct {
 	scanner
 	e   *Envelope
 	key []byte // scratch for keys with escapes
+	// strs holds the unescaped strings of the envelope (see stringValue).
+	strs []byte
 
 	retryUntil, timeoutAt *int64
 }
@@ -209,15 +211,28 @@ func (p *parser) stringValue(path string) (string, bool, error) {
 	if err != nil {
 		return "", false, err
 	}
-	if !esc {
-		return string(p.buf[st:en]), false, nil
-	}
-	b := unescape(make([]byte, 0, en-st), p.buf[st:en])
-	if len(b) == 0 {
+	if st == en {
 		return "", false, nil
 	}
-	// b is fresh and never written again: share it instead of copying it into a string.
-	return unsafe.String(&b[0], len(b)), false, nil
+	if !esc {
+		// Parse keeps raw and nobody may modify it (Envelope.Raw): a string without
+		// escapes is a view of it, not a copy.
+		return unsafe.String(&p.buf[st], en-st), false, nil
+	}
+	// The strings with escapes of one payload (a job's name, its class, its command:
+	// PHP writes every \ of a class name as \\) are unescaped one after the other into
+	// one buffer the size of the payload, which they never outgrow (an escape is never
+	// shorter than what it stands for), and each is a view of its part. The buffer is
+	// the envelope's: never written again once a string is taken from it.
+	if p.strs == nil {
+		p.strs = make([]byte, 0, len(p.buf))
+	}
+	from := len(p.strs)
+	p.strs = unescape(p.strs, p.buf[st:en])
+	if len(p.strs) == from {
+		return "", false, nil
+	}
+	return unsafe.String(&p.strs[from], len(p.strs)-from), false, nil
 }
 
 // int reads an integer-valued field: a JSON integer, an integral number in exponent

@@ -188,3 +188,26 @@ func TestRunnableS2(t *testing.T) {
 		t.Errorf("name %q object %v", e.Name(), e.IsObjectJob())
 	}
 }
+
+// A worker parses every payload it pops: the strings of an envelope are views of the
+// payload or of one buffer for those with escapes, so a Laravel job costs the
+// envelope, that buffer and the list of fields, whatever its number of strings.
+func TestParseAllocations(t *testing.T) {
+	raw, err := BuildObject(benchJob(), Shape{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var env *Envelope
+	allocs := testing.AllocsPerRun(100, func() { env, err = Parse(raw) })
+	if err != nil || env.Command == "" || env.DisplayName == "" || env.UUID == "" {
+		t.Fatalf("parsed %+v, %v", env, err)
+	}
+	if allocs > 3 {
+		t.Errorf("Parse allocates %.0f times per payload, want at most 3", allocs)
+	}
+	// The strings survive the next parse: nothing is shared between envelopes.
+	name, cmd := env.DisplayName, env.Command
+	if _, err := Parse(raw); err != nil || env.DisplayName != name || env.Command != cmd {
+		t.Fatalf("an envelope changed after another Parse")
+	}
+}

@@ -97,6 +97,13 @@ type decoder struct {
 	hw       int     // high-water mark of stack, to clear it before pooling
 	chunk    []Entry // arena the finished containers' entries are carved from
 	chunkN   int
+
+	// With reuse (Unmarshal, see arena.go) the arena is carved from kept, chunks kept
+	// from earlier calls: keptUsed of them are in use, keptTotal entries in all.
+	reuse     bool
+	kept      [][]Entry
+	keptUsed  int
+	keptTotal int
 }
 
 var decoderPool = sync.Pool{New: func() any { return new(decoder) }}
@@ -130,6 +137,9 @@ func (dc Decoder) decodeWith(d *decoder, s string) (*Value, error) {
 	if err == nil && d.refs > 0 {
 		err = d.resolve(root)
 	}
+	if d.reuse {
+		d.keepLen()
+	}
 	d.hw = max(d.hw, len(d.stack))
 	clear(d.stack[:d.hw])
 	d.stack = d.stack[:0]
@@ -146,13 +156,20 @@ func (dc Decoder) decodeWith(d *decoder, s string) (*Value, error) {
 // alloc carves n entries out of the arena. The capacity is clipped so that appending
 // to one container's entries can never overwrite its neighbour's.
 func (d *decoder) alloc(n int) []Entry {
-	l := len(d.chunk)
-	if n > cap(d.chunk)-l {
+	if n > cap(d.chunk)-len(d.chunk) {
+		if d.reuse {
+			return d.allocKept(n)
+		}
 		size := max(n, d.chunkN)
 		d.chunkN = min(2*d.chunkN, 1<<16)
 		d.chunk = make([]Entry, 0, size)
-		l = 0
 	}
+	return d.carve(n)
+}
+
+// carve takes n entries from the current chunk, which has room for them.
+func (d *decoder) carve(n int) []Entry {
+	l := len(d.chunk)
 	d.chunk = d.chunk[:l+n]
 	return d.chunk[l : l+n : l+n]
 }

@@ -82,7 +82,7 @@ func Defaults(v any) (*Value, error) {
 		if f.def == nil {
 			continue
 		}
-		key := StrKey(f.name)
+		var key Key
 		switch {
 		case kind == KindArray:
 			key = arrayKey(f.name)

@@ -27,13 +27,29 @@ func AppendEncode(dst []byte, v *Value) ([]byte, error) {
 	return out, nil
 }
 
+// appendInt is strconv.AppendInt in base 10 with the numbers a payload is mostly made
+// of (lengths, counts, indexes below 100) written byte by byte: strconv's own fast path
+// for them still copies a one- or two-byte string with a call to memmove, and
+// serialize() writes one or more of them for every value.
+func appendInt(dst []byte, n int64) []byte {
+	switch {
+	case uint64(n) < 10:
+		return append(dst, byte('0'+n))
+	case uint64(n) < 100:
+		return append(dst, byte('0'+n/10), byte('0'+n%10))
+	}
+	return strconv.AppendInt(dst, n, 10)
+}
+
 // appendFloat writes f as serialize() does (shortest round-trip digits, E exponent,
 // INF/-INF/NAN).
 func appendFloat(dst []byte, f float64) []byte { return php.AppendFloat(dst, f, 'E') }
 
+// appendLenQuoted writes tag (two bytes: "s:", "O:", "C:", "E:"), the length of s and s
+// in double quotes.
 func appendLenQuoted(b []byte, tag string, s string) []byte {
-	b = append(b, tag...)
-	b = strconv.AppendInt(b, int64(len(s)), 10)
+	b = append(b, tag[0], tag[1])
+	b = appendInt(b, int64(len(s)))
 	b = append(b, ':', '"')
 	b = append(b, s...)
 	return append(b, '"')
@@ -55,7 +71,7 @@ func encodeValue(b []byte, v *Value, depth, limit int) ([]byte, error) {
 		if v.str != "" {
 			b = append(b, v.str...)
 		} else {
-			b = strconv.AppendInt(b, v.num, 10)
+			b = appendInt(b, v.num)
 		}
 		return append(b, ';'), nil
 	case KindFloat:
@@ -91,7 +107,7 @@ func encodeValue(b []byte, v *Value, depth, limit int) ([]byte, error) {
 		}
 		b = appendLenQuoted(b, "C:", class)
 		b = append(b, ':')
-		b = strconv.AppendInt(b, int64(len(data)), 10)
+		b = appendInt(b, int64(len(data)))
 		b = append(b, ':', '{')
 		b = append(b, data...)
 		return append(b, '}'), nil
@@ -110,21 +126,21 @@ func encodeValue(b []byte, v *Value, depth, limit int) ([]byte, error) {
 		} else {
 			b = append(b, 'r', ':')
 		}
-		b = strconv.AppendInt(b, v.num, 10)
+		b = appendInt(b, v.num)
 		return append(b, ';'), nil
 	}
 	return b, errors.New("phpser: cannot encode value of " + v.kind.String())
 }
 
 func encodeEntries(b []byte, ents []Entry, depth, limit int) ([]byte, error) {
-	b = strconv.AppendInt(b, int64(len(ents)), 10)
+	b = appendInt(b, int64(len(ents)))
 	b = append(b, ':', '{')
 	var err error
 	for i := range ents {
 		e := &ents[i]
 		if e.Key.isInt {
 			b = append(b, 'i', ':')
-			b = strconv.AppendInt(b, e.Key.num, 10)
+			b = appendInt(b, e.Key.num)
 			b = append(b, ';')
 		} else {
 			b = append(appendLenQuoted(b, "s:", e.Key.str), ';')

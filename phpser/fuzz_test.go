@@ -90,7 +90,9 @@ func FuzzRoundTrip(f *testing.F) {
 			t.Fatalf("decode-encode-decode differs (%v)\n%q\n%q", err, data, out)
 		}
 		var x any
-		if err := v.Decode(&x); err == nil {
+		errX := v.Decode(&x)
+		checkReusedUnmarshal(t, data, x, errX)
+		if err := errX; err == nil {
 			b, err := Marshal(x)
 			// References are mapped as copies of their targets, which may nest deeper
 			// than PHP's limit that Marshal keeps to.
@@ -102,7 +104,8 @@ func FuzzRoundTrip(f *testing.F) {
 			}
 		}
 		var job fixturePodcast
-		_ = v.Decode(&job)
+		errJob := v.Decode(&job)
+		checkReusedUnmarshal(t, data, job, errJob)
 		// Class defaults: filled in by Unmarshal, left out and filled in by Encoder.
 		var inv invoiceJob
 		if err := v.Decode(&inv); err == nil {
@@ -118,6 +121,40 @@ func FuzzRoundTrip(f *testing.F) {
 			}
 		}
 	})
+}
+
+// checkReusedUnmarshal: Unmarshal, which maps from decoder entries it reuses (arena.go),
+// gives what mapping Decode's tree gave (want, wantErr), and its result stays the same
+// once those entries were cleared and used again by another Unmarshal.
+func checkReusedUnmarshal[T any](t *testing.T, data []byte, want T, wantErr error) {
+	t.Helper()
+	var got T
+	err := Unmarshal(data, &got)
+	if (err == nil) != (wantErr == nil) || (err != nil && err.Error() != wantErr.Error()) {
+		t.Fatalf("Unmarshal: %v, mapping the decoded tree: %v", err, wantErr)
+	}
+	if err != nil {
+		return
+	}
+	if !sameMapped(got, want) {
+		t.Fatalf("Unmarshal gave\n%#v\nmapping the decoded tree gave\n%#v", got, want)
+	}
+	var other T
+	_ = Unmarshal([]byte(`a:2:{i:0;s:5:"zzzzz";s:5:"title";O:1:"X":1:{s:1:"y";d:1.5;}}`), &other)
+	if !sameMapped(got, want) {
+		t.Fatalf("an Unmarshal result changed when the decoder was used again:\n%#v", got)
+	}
+}
+
+// sameMapped compares two mapped values: deeply, or, where NaN makes that fail, by
+// what Marshal writes of them.
+func sameMapped(a, b any) bool {
+	if reflect.DeepEqual(a, b) {
+		return true
+	}
+	ma, errA := Marshal(a)
+	mb, errB := Marshal(b)
+	return errA == nil && errB == nil && bytes.Equal(ma, mb)
 }
 
 // FuzzUnmarshalReadable: the readable-form parser never panics, what it accepts

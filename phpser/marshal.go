@@ -242,7 +242,7 @@ func newTypeEncoder(t reflect.Type, objClass string) encoderFunc {
 		}
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		return func(e *encState, b []byte, rv reflect.Value) ([]byte, error) {
-			b = strconv.AppendInt(append(b, 'i', ':'), rv.Int(), 10)
+			b = appendInt(append(b, 'i', ':'), rv.Int())
 			return append(b, ';'), nil
 		}
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
@@ -290,7 +290,7 @@ func newTypeEncoder(t reflect.Type, objClass string) encoderFunc {
 	case reflect.Map:
 		return newMapEncoder(t)
 	case reflect.Pointer:
-		elem := t.Elem()
+		enc := typeEncoder(t.Elem())
 		return func(e *encState, b []byte, rv reflect.Value) ([]byte, error) {
 			if rv.IsNil() {
 				return append(b, 'N', ';'), nil
@@ -300,7 +300,7 @@ func newTypeEncoder(t reflect.Type, objClass string) encoderFunc {
 			if e.ptrs > MaxDepthCeiling {
 				return b, e.err(t, "more than "+strconv.Itoa(MaxDepthCeiling)+" pointers deep (a pointer cycle?)")
 			}
-			b, err := typeEncoder(elem)(e, b, rv.Elem())
+			b, err := enc(e, b, rv.Elem())
 			e.ptrs--
 			return b, err
 		}
@@ -340,11 +340,13 @@ func encodeMarshaler(e *encState, b []byte, rv reflect.Value) ([]byte, error) {
 }
 
 func newListEncoder(t reflect.Type) encoderFunc {
-	elem := t.Elem()
+	// Looked up once, here, not per value: a recursive type gets the placeholder
+	// typeEncoder leaves while it is being built, which waits for it when called.
+	enc := typeEncoder(t.Elem())
 	return func(e *encState, b []byte, rv reflect.Value) ([]byte, error) {
 		n := rv.Len()
 		b = append(b, 'a', ':')
-		b = strconv.AppendInt(b, int64(n), 10)
+		b = appendInt(b, int64(n))
 		b = append(b, ':', '{')
 		if n == 0 {
 			return append(b, '}'), nil
@@ -352,10 +354,9 @@ func newListEncoder(t reflect.Type) encoderFunc {
 		if err := e.enter(t); err != nil {
 			return b, err
 		}
-		enc := typeEncoder(elem)
 		var err error
 		for i := 0; i < n; i++ {
-			b = strconv.AppendInt(append(b, 'i', ':'), int64(i), 10)
+			b = appendInt(append(b, 'i', ':'), int64(i))
 			b = append(b, ';')
 			if b, err = enc(e, b, rv.Index(i)); err != nil {
 				return b, marshalAt(err, pathElem{index: int64(i), isIdx: true})
@@ -370,7 +371,7 @@ func newListEncoder(t reflect.Type) encoderFunc {
 // are int keys.
 func appendArrayKey(b []byte, k string) []byte {
 	if n, ok := canonicalInt(k); ok {
-		b = strconv.AppendInt(append(b, 'i', ':'), n, 10)
+		b = appendInt(append(b, 'i', ':'), n)
 		return append(b, ';')
 	}
 	return append(appendLenQuoted(b, "s:", k), ';')
@@ -386,6 +387,7 @@ func newMapEncoder(t reflect.Type) encoderFunc {
 			return b, e.err(t, "map keys must be strings or integers")
 		}
 	}
+	enc := typeEncoder(t.Elem())
 	return func(e *encState, b []byte, rv reflect.Value) ([]byte, error) {
 		type kv struct {
 			s   string
@@ -416,7 +418,7 @@ func newMapEncoder(t reflect.Type) encoderFunc {
 			slices.SortFunc(items, func(a, b kv) int { return cmp.Compare(a.n, b.n) })
 		}
 		b = append(b, 'a', ':')
-		b = strconv.AppendInt(b, int64(len(items)), 10)
+		b = appendInt(b, int64(len(items)))
 		b = append(b, ':', '{')
 		if len(items) == 0 {
 			return append(b, '}'), nil
@@ -424,14 +426,13 @@ func newMapEncoder(t reflect.Type) encoderFunc {
 		if err := e.enter(t); err != nil {
 			return b, err
 		}
-		enc := typeEncoder(t.Elem())
 		var err error
 		for _, it := range items {
 			seg := pathElem{name: it.s}
 			if kt.Kind() == reflect.String {
 				b = appendArrayKey(b, it.s)
 			} else {
-				b = strconv.AppendInt(append(b, 'i', ':'), it.n, 10)
+				b = appendInt(append(b, 'i', ':'), it.n)
 				b = append(b, ';')
 				seg = pathElem{index: it.n, isIdx: true}
 			}
@@ -452,7 +453,7 @@ func encodeOrderedMap(e *encState, b []byte, rv reflect.Value) ([]byte, error) {
 		m = rv.Interface().(Map)
 	}
 	b = append(b, 'a', ':')
-	b = strconv.AppendInt(b, int64(len(m)), 10)
+	b = appendInt(b, int64(len(m)))
 	b = append(b, ':', '{')
 	if len(m) == 0 {
 		return append(b, '}'), nil
@@ -463,7 +464,7 @@ func encodeOrderedMap(e *encState, b []byte, rv reflect.Value) ([]byte, error) {
 	var err error
 	for _, it := range m {
 		if it.Key.isInt {
-			b = strconv.AppendInt(append(b, 'i', ':'), it.Key.num, 10)
+			b = appendInt(append(b, 'i', ':'), it.Key.num)
 			b = append(b, ';')
 		} else {
 			b = append(appendLenQuoted(b, "s:", it.Key.str), ';')
@@ -492,9 +493,9 @@ func encodeAny(e *encState, b []byte, x any) ([]byte, error) {
 	case string:
 		return append(appendLenQuoted(b, "s:", v), ';'), nil
 	case int64:
-		return append(strconv.AppendInt(append(b, 'i', ':'), v, 10), ';'), nil
+		return append(appendInt(append(b, 'i', ':'), v), ';'), nil
 	case int:
-		return append(strconv.AppendInt(append(b, 'i', ':'), int64(v), 10), ';'), nil
+		return append(appendInt(append(b, 'i', ':'), int64(v)), ';'), nil
 	case float64:
 		return append(appendFloat(append(b, 'd', ':'), v), ';'), nil
 	case bool:
@@ -504,7 +505,7 @@ func encodeAny(e *encState, b []byte, x any) ([]byte, error) {
 		return append(b, "b:0;"...), nil
 	case []any:
 		b = append(b, 'a', ':')
-		b = strconv.AppendInt(b, int64(len(v)), 10)
+		b = appendInt(b, int64(len(v)))
 		b = append(b, ':', '{')
 		if len(v) == 0 {
 			return append(b, '}'), nil
@@ -514,7 +515,7 @@ func encodeAny(e *encState, b []byte, x any) ([]byte, error) {
 		}
 		var err error
 		for i, el := range v {
-			b = append(strconv.AppendInt(append(b, 'i', ':'), int64(i), 10), ';')
+			b = append(appendInt(append(b, 'i', ':'), int64(i)), ';')
 			if b, err = encodeAny(e, b, el); err != nil {
 				return b, marshalAt(err, pathElem{index: int64(i), isIdx: true})
 			}
@@ -538,7 +539,7 @@ func encodeObject(e *encState, b []byte, rv reflect.Value) ([]byte, error) {
 	slices.Sort(names)
 	b = appendLenQuoted(b, "O:", o.Class)
 	b = append(b, ':')
-	b = strconv.AppendInt(b, int64(len(names)), 10)
+	b = appendInt(b, int64(len(names)))
 	b = append(b, ':', '{')
 	if err := e.enter(rv.Type()); err != nil {
 		return b, err

@@ -137,7 +137,7 @@ func appendStructHeader(b []byte, class string, n int) []byte {
 	} else {
 		b = append(b, 'a', ':')
 	}
-	b = strconv.AppendInt(b, int64(n), 10)
+	b = appendInt(b, int64(n))
 	return append(b, ':', '{')
 }
 
@@ -250,7 +250,7 @@ func encodeRest(e *encState, b []byte, rv reflect.Value) ([]byte, error) {
 	if rv.Type() == entrySliceType {
 		for _, en := range rv.Interface().([]Entry) {
 			if en.Key.isInt {
-				b = strconv.AppendInt(append(b, 'i', ':'), en.Key.num, 10)
+				b = appendInt(append(b, 'i', ':'), en.Key.num)
 				b = append(b, ';')
 			} else {
 				b = append(appendLenQuoted(b, "s:", en.Key.str), ';')

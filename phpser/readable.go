@@ -90,7 +90,7 @@ func (w *readableWriter) value(v *Value) error {
 			w.buf = append(w.buf, "false"...)
 		}
 	case KindInt:
-		w.buf = strconv.AppendInt(w.buf, v.num, 10)
+		w.buf = appendInt(w.buf, v.num)
 	case KindFloat:
 		w.buf = appendReadableFloat(w.buf, v.Float())
 	case KindString:

@@ -42,6 +42,15 @@ func TimeOf(v *Value) (time.Time, error) {
 }
 
 func parsePHPDate(s string, loc *time.Location) (time.Time, error) {
+	if t, ok := parseCarbonDate(s, loc); ok {
+		return t, nil
+	}
+	return parsePHPDateAny(s, loc)
+}
+
+// parsePHPDateAny reads every date PHP's DateTime::__unserialize accepts: a year of any
+// length (and sign), fractions of up to nine digits or none.
+func parsePHPDateAny(s string, loc *time.Location) (time.Time, error) {
 	bad := func() (time.Time, error) {
 		return time.Time{}, errors.New("phpser: date " + strconv.Quote(s) + " is not Y-m-d H:i:s.u")
 	}
@@ -92,13 +101,44 @@ func parsePHPDate(s string, loc *time.Location) (time.Time, error) {
 		if i == start {
 			return bad()
 		}
-		digits := s[start:i]
-		nsec, _ = strconv.Atoi(digits + strings.Repeat("0", 9-len(digits)))
+		nsec, _ = strconv.Atoi(s[start:i])
+		for range 9 - (i - start) {
+			nsec *= 10
+		}
 	}
 	if i != len(s) || f[0] < 1 || f[0] > 12 || f[1] < 1 || f[1] > 31 || f[2] > 23 || f[3] > 59 || f[4] > 59 {
 		return bad()
 	}
 	return time.Date(year, time.Month(f[0]), f[1], f[2], f[3], f[4], nsec, loc), nil
+}
+
+// parseCarbonDate reads the one form PHP writes, "Y-m-d H:i:s.u" with a four-digit
+// year (what every DateTime of years 1000 to 9999 serializes to), without parsePHPDate's
+// general grammar; ok is false for anything else, which parsePHPDate then reads or
+// refuses.
+func parseCarbonDate(s string, loc *time.Location) (t time.Time, ok bool) {
+	if len(s) != len("2006-01-02 15:04:05.000000") || s[4] != '-' || s[7] != '-' || s[10] != ' ' ||
+		s[13] != ':' || s[16] != ':' || s[19] != '.' {
+		return t, false
+	}
+	num := func(from, to int) int {
+		n := 0
+		for _, c := range []byte(s[from:to]) {
+			if c-'0' > 9 {
+				ok = false
+				return 0
+			}
+			n = n*10 + int(c-'0')
+		}
+		return n
+	}
+	ok = true
+	year, month, day := num(0, 4), num(5, 7), num(8, 10)
+	hour, minute, sec, us := num(11, 13), num(14, 16), num(17, 19), num(20, 26)
+	if !ok || month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || sec > 59 {
+		return t, false
+	}
+	return time.Date(year, time.Month(month), day, hour, minute, sec, us*1000, loc), true
 }
 
 var locCache sync.Map // zone name -> *time.Location
@@ -204,16 +244,35 @@ func loadZone(name string) *time.Location {
 func appendTime(b []byte, t time.Time, class string) []byte {
 	t, tzType, tz := phpZone(t)
 	var db [48]byte
-	date := t.AppendFormat(db[:0], carbonLayout)
+	date := appendCarbonDate(db[:0], t)
 	b = appendLenQuoted(b, "O:", class)
 	b = append(b, `:3:{s:4:"date";s:`...)
-	b = strconv.AppendInt(b, int64(len(date)), 10)
+	b = appendInt(b, int64(len(date)))
 	b = append(b, ':', '"')
 	b = append(b, date...)
 	b = append(b, `";s:13:"timezone_type";i:`...)
-	b = strconv.AppendInt(b, tzType, 10)
+	b = appendInt(b, tzType)
 	b = append(b, `;s:8:"timezone";`...)
 	return append(appendLenQuoted(b, "s:", tz), ';', '}')
+}
+
+// appendCarbonDate is t.AppendFormat(b, carbonLayout) written out for the years PHP
+// writes with four digits, which is most of Marshal's work on a date otherwise.
+func appendCarbonDate(b []byte, t time.Time) []byte {
+	year, month, day := t.Date()
+	if year < 0 || year > 9999 {
+		return t.AppendFormat(b, carbonLayout)
+	}
+	hour, minute, sec := t.Clock()
+	two := func(b []byte, n int) []byte { return append(b, byte('0'+n/10), byte('0'+n%10)) }
+	b = two(two(b, year/100), year%100)
+	b = two(append(b, '-'), int(month))
+	b = two(append(b, '-'), day)
+	b = two(append(b, ' '), hour)
+	b = two(append(b, ':'), minute)
+	b = two(append(b, ':'), sec)
+	us := t.Nanosecond() / 1000 // Go's layout truncates, as PHP's "u" does
+	return two(two(two(append(b, '.'), us/10000), us/100%100), us%100)
 }
 
 // tzAbbreviations are the offsets (seconds east of UTC) PHP's timelib gives the zone

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 )
 
 // MaxRefExpansion bounds how many values may be mapped (or printed) through
@@ -96,6 +97,9 @@ func Unmarshal(data []byte, v any) error { return Decoder{}.Unmarshal(data, v) }
 
 // Unmarshal decodes data with the decoder's options and maps it into v.
 func (dc Decoder) Unmarshal(data []byte, v any) error {
+	if t := reflect.TypeOf(v); len(data) > 0 && t != nil && t.Kind() == reflect.Pointer && !keepsTree(t.Elem()) && !reflect.ValueOf(v).IsNil() {
+		return dc.unmarshalReusing(data, v)
+	}
 	root, err := dc.Decode(data)
 	if err != nil {
 		return err
@@ -134,7 +138,7 @@ func (v *Value) Decode(target any) error {
 	m := mapperPool.Get().(*mapper)
 	m.active, m.inRef, m.budget = m.activeBuf[:0], 0, MaxRefExpansion
 	err := m.decode(v, rv.Elem())
-	m.active = nil
+	m.active, m.strs = nil, nil
 	clear(m.activeBuf[:])
 	mapperPool.Put(m)
 	if err != nil {
@@ -151,6 +155,10 @@ type mapper struct {
 	active []*Value // containers being mapped, to spot cycles through references
 	inRef  int
 	budget int
+	// strs is where this call's *string targets and small []string slices are carved
+	// from, one allocation for many (see newStrings). It belongs to the values mapped:
+	// a new one is made for every call, never reused.
+	strs []string
 	// Room for typical nesting, so that mapping a job allocates nothing for it.
 	activeBuf [24]*Value
 }
@@ -238,6 +246,7 @@ var (
 	entrySliceType = reflect.TypeFor[[]Entry]()
 	mapType        = reflect.TypeFor[Map]()
 	anyType        = reflect.TypeFor[any]()
+	stringType     = reflect.TypeFor[string]()
 )
 
 func isSpecialStruct(t reflect.Type) bool { return t == timeType || t == valueType }
@@ -290,7 +299,18 @@ func newTypeDecoder(t reflect.Type) decoderFunc {
 				return nil
 			}
 			if rv.IsNil() {
-				rv.Set(reflect.New(elem))
+				var p unsafe.Pointer
+				if elem == stringType {
+					p = unsafe.Pointer(&m.newStrings(1)[0])
+				} else {
+					p = reflect.New(elem).UnsafePointer()
+				}
+				if rv.CanAddr() {
+					// The type is known to match: skip Set's checks.
+					*(*unsafe.Pointer)(rv.Addr().UnsafePointer()) = p
+				} else {
+					rv.Set(reflect.NewAt(elem, p))
+				}
 			}
 			return elemDec(m, v, rv.Elem())
 		}
@@ -466,149 +486,6 @@ func decodeBytes(m *mapper, v *Value, rv reflect.Value) error {
 // enter marks v as being mapped, for cycle detection through references.
 func (m *mapper) enter(v *Value) { m.active = append(m.active, v) }
 func (m *mapper) leave()         { m.active = m.active[:len(m.active)-1] }
-
-func newSliceDecoder(t reflect.Type) decoderFunc {
-	dec := typeDecoder(t.Elem())
-	return func(m *mapper, v *Value, rv reflect.Value) error {
-		switch v.kind {
-		case KindNull:
-			rv.SetZero()
-			return nil
-		case KindArray:
-		default:
-			return m.typeErr(v, t, "")
-		}
-		ents := v.ents()
-		n := len(ents)
-		s := rv
-		if n == 0 {
-			// An empty PHP array is an empty slice, not a nil one.
-			rv.Set(reflect.MakeSlice(t, 0, 0))
-			return nil
-		}
-		if rv.CanAddr() {
-			// Growing the field in place allocates only the backing array.
-			rv.SetLen(0)
-			if rv.Cap() < n {
-				rv.Grow(n)
-				rv.SetLen(n)
-			} else {
-				rv.SetLen(n)
-				for i := 0; i < n; i++ {
-					rv.Index(i).SetZero()
-				}
-			}
-		} else {
-			s = reflect.MakeSlice(t, n, n)
-		}
-		m.enter(v)
-		for i := range ents {
-			e := &ents[i]
-			if err := m.decodeWith(&e.Value, s.Index(i), dec); err != nil {
-				return atKey(err, &e.Key)
-			}
-		}
-		m.leave()
-		if !rv.CanAddr() {
-			rv.Set(s)
-		}
-		return nil
-	}
-}
-
-func newArrayDecoder(t reflect.Type) decoderFunc {
-	return func(m *mapper, v *Value, rv reflect.Value) error {
-		switch v.kind {
-		case KindNull:
-			rv.SetZero()
-			return nil
-		case KindArray:
-		default:
-			return m.typeErr(v, t, "")
-		}
-		if len(v.ents()) > t.Len() {
-			return m.typeErr(v, t, strconv.Itoa(len(v.ents()))+" elements do not fit")
-		}
-		rv.SetZero()
-		m.enter(v)
-		ents := v.ents()
-		for i := range ents {
-			e := &ents[i]
-			if err := m.decode(&e.Value, rv.Index(i)); err != nil {
-				return atKey(err, &e.Key)
-			}
-		}
-		m.leave()
-		return nil
-	}
-}
-
-func newMapDecoder(t reflect.Type) decoderFunc {
-	kt, et := t.Key(), t.Elem()
-	dec := typeDecoder(et)
-	return func(m *mapper, v *Value, rv reflect.Value) error {
-		switch v.kind {
-		case KindNull:
-			rv.SetZero()
-			return nil
-		case KindArray, KindObject:
-		default:
-			return m.typeErr(v, t, "")
-		}
-		if rv.IsNil() {
-			rv.Set(reflect.MakeMapWithSize(t, len(v.ents())))
-		}
-		m.enter(v)
-		ents := v.ents()
-		for i := range ents {
-			e := &ents[i]
-			k, err := m.mapKey(&e.Key, v.kind == KindObject, kt, &e.Value)
-			if err != nil {
-				return atKey(err, &e.Key)
-			}
-			ev := reflect.New(et).Elem()
-			if err := m.decodeWith(&e.Value, ev, dec); err != nil {
-				return atKey(err, &e.Key)
-			}
-			rv.SetMapIndex(k, ev)
-		}
-		m.leave()
-		return nil
-	}
-}
-
-func (m *mapper) mapKey(k *Key, prop bool, kt reflect.Type, v *Value) (reflect.Value, error) {
-	kv := reflect.New(kt).Elem()
-	switch kt.Kind() {
-	case reflect.String:
-		s := k.String()
-		if prop && !k.isInt {
-			s, _, _ = UnmangleName(k.str)
-		}
-		kv.SetString(s)
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		n, ok := k.phpInt()
-		if !ok || kv.OverflowInt(n) {
-			return kv, m.typeErr(v, kt, "key "+strconv.Quote(k.String())+" is not a "+kt.String())
-		}
-		kv.SetInt(n)
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		n, ok := k.phpInt()
-		if !ok || n < 0 || kv.OverflowUint(uint64(n)) {
-			return kv, m.typeErr(v, kt, "key "+strconv.Quote(k.String())+" is not a "+kt.String())
-		}
-		kv.SetUint(uint64(n))
-	case reflect.Interface:
-		if k.isInt {
-			kv.Set(reflect.ValueOf(k.num))
-		} else {
-			kv.Set(reflect.ValueOf(k.str))
-		}
-	default:
-		return kv, m.typeErr(v, kt, "unsupported map key type")
-	}
-	return kv, nil
-}
 
 func newStructDecoder(t reflect.Type) decoderFunc {
 	si, err := getStructInfo(t)

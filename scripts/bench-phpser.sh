@@ -6,7 +6,10 @@
 #   PHP: unserialize() and serialize() of the same bytes, timed with hrtime()
 # Both sides run ROUNDS times, interleaved, and the medians are compared, so that a
 # busy machine slows both alike. Prints ns/op, B/op and allocs/op for Go, ns/op for
-# PHP, and the Go/PHP ratio per operation (target for decode: <= 1.5).
+# PHP, and the Go/PHP ratio per operation, then the targets: Decode <= 0.8x unserialize,
+# Unmarshal <= 1.2x unserialize, Marshal <= 1.0x serialize (DecodeString, Decode without
+# the input's copy, is shown but has no target of its own). With BENCH_TARGETS=FILE the
+# targets are also appended to FILE as "name|value|limit|verdict" lines (scripts/bench.sh).
 #
 # Usage: scripts/bench-phpser.sh [ROUNDS]    (default 5; needs go and php)
 # GOMAXPROCS=1 scripts/bench-phpser.sh runs Go on one core like PHP, so that the
@@ -14,7 +17,7 @@
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
-rounds="${1:-5}"
+rounds="${1:-${ROUNDS:-5}}"
 fixture=testdata/phpser/fixtures/cases/laravel_job.ser
 classes=testdata/phpser/fixtures/classes.php
 work="$(mktemp -d)"
@@ -64,14 +67,28 @@ php_unser=$(phpstat unserialize)
 php_ser=$(phpstat serialize)
 printf '%s rounds, payload %s bytes, %s\n\n' "$rounds" "$(wc -c <"$fixture" | tr -d ' ')" "$(php -r 'echo "PHP ", PHP_VERSION;') / $(go version | awk '{print $3}')"
 printf '%-13s %12s %10s %10s   %-12s %12s %8s\n' "Go" "ns/op" "B/op" "allocs/op" "PHP" "ns/op" "Go/PHP"
+declare -A ratio
 row() { # go benchmark, php op, php ns
     local ns b a
     ns=$(gostat "$1" | awk '{print $1}' | median)
     b=$(gostat "$1" | awk '{print $2}' | median)
     a=$(gostat "$1" | awk '{print $3}' | median)
-    printf '%-13s %12.0f %10.0f %10.0f   %-12s %12.0f %8.2f\n' "$1" "$ns" "$b" "$a" "$2" "$3" "$(awk -v g="$ns" -v p="$3" 'BEGIN {print g / p}')"
+    ratio[$1]=$(awk -v g="$ns" -v p="$3" 'BEGIN {printf "%.2f", g / p}')
+    printf '%-13s %12.0f %10.0f %10.0f   %-12s %12.0f %8s\n' "$1" "$ns" "$b" "$a" "$2" "$3" "${ratio[$1]}"
 }
 row Decode unserialize "$php_unser"
 row DecodeString unserialize "$php_unser"
 row Unmarshal unserialize "$php_unser"
 row Marshal serialize "$php_ser"
+
+echo
+printf '%-56s %12s %12s  %s\n' "target" "value" "limit" ""
+target() { # NAME VALUE LIMIT
+    local verdict=MISSED
+    if awk -v x="$2" -v y="$3" 'BEGIN { exit !(x <= y) }'; then verdict=met; fi
+    printf '%-56s %12s %12s  %s\n' "$1" "$2x" "<= $3x" "$verdict"
+    if [[ -n "${BENCH_TARGETS:-}" ]]; then echo "$1|$2x|<= $3x|$verdict" >>"$BENCH_TARGETS"; fi
+}
+target "phpser Decode / PHP unserialize" "${ratio[Decode]}" 0.8
+target "phpser Unmarshal (into a struct) / PHP unserialize" "${ratio[Unmarshal]}" 1.2
+target "phpser Marshal / PHP serialize" "${ratio[Marshal]}" 1.0

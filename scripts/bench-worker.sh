@@ -1,28 +1,50 @@
 #!/usr/bin/env bash
-# Compares the Go worker with one `php artisan queue:work` process (Laravel 8's own
-# Illuminate\Queue\Worker, testdata/php/work.php) on the same redis-server, in one run:
+# The worker against its yardsticks, all on one redis-server started here, in one run:
 #
-#   throughput  N no-op jobs (App\Jobs\Noop, Laravel-identical payloads queued by the
-#               producer package) drained by one PHP worker, then by the Go worker at
-#               concurrency 16 and 64; jobs/s and the Go/PHP ratio (target >= 6x)
-#   commands    Redis commands per job from INFO commandstats (which also counts the
-#               commands the Lua scripts run), and the client's own calls per job
-#               (EVAL/EVALSHA/ZREM/GET/MGET/BLPOP: round trips)
-#   latency     p50/p99 from push to handler start, jobs pushed one at a time 2 ms apart
-#               to a Go worker idling in BLPOP (BlockFor); target p99 < 10 ms
-#   memory      peak RSS (VmHWM) of the Go worker process at concurrency 64; target < 40 MB
+#   PHP        one `php artisan queue:work` process (Laravel 8.83's own Worker,
+#              testdata/php/work.php) draining PHP_JOBS no-op jobs (App\Jobs\Noop)
+#   yardstick  Laravel's own pop effect (LPOP, cjson decode, attempts+1, encode, ZADD
+#              :reserved, LPOP :notify) looped over JOBS jobs inside script calls of 100
+#              (internal/rdb/laravel_pop.lua): the least script time a pop costs here
+#   laraq      the Go worker draining JOBS jobs at concurrency 64 and 256, each in a
+#              process of its own
+#   asynq      github.com/hibiken/asynq v0.26.0 draining JOBS no-op tasks carrying the same
+#              payload bytes, at concurrency 32 and 64 (internal/bench/asynq, a module of
+#              its own so that laraq never requires asynq)
+#   latency    LATENCY_JOBS jobs pushed one at a time, 2 ms apart, to an idle Go worker
+#              with block_for set: push-to-handler p50/p99
 #
-# The redis-server is started by this script on a free port and stopped at the end.
-# With ROUNDS > 1 each throughput run is repeated and the best one kept, which filters out
-# other load on a shared machine (the rounds alternate PHP and Go).
-# Usage: scripts/bench-worker.sh [JOBS [ROUNDS]]    (default 20000 1; needs go, php, redis-server)
+# Every run measures, per job: jobs/s; the worker process' CPU (user+sys, getrusage); the
+# server's CPU (INFO cpu used_cpu_user+sys); the script time (INFO commandstats EVAL +
+# EVALSHA usec: "pop script time per job"); commands (scripts' own included) and Go
+# allocations; and the process' peak RSS. Each round runs everything once; the ratios
+# (laraq over the yardstick, over asynq, over PHP) are taken within a round, and the table
+# shows the median of the rounds, so that a shared machine's drifting speed moves both
+# sides of a ratio alike.
+#
+# Ends with the issue's targets (value, limit, met/MISSED); with BENCH_TARGETS=FILE they
+# are also appended to FILE as "name|value|limit|verdict" lines (scripts/bench.sh).
+#
+# Usage: scripts/bench-worker.sh [JOBS [ROUNDS]]   (default 20000 5; ROUNDS=1 for a quick look)
+# Environment: PHP_JOBS (default JOBS), LATENCY_JOBS (default 2000), BENCH_PROFILE=DIR
+# writes a CPU and an allocation profile of each laraq drain of the last round to DIR
+# (go tool pprof). Needs go, php (scripts/install-peers.sh), redis-server, redis-cli.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
-jobs="${1:-20000}"
-rounds="${2:-1}"
-latency_jobs=2000
+jobs="${1:-${JOBS:-20000}}"
+rounds="${2:-${ROUNDS:-5}}"
+php_jobs="${PHP_JOBS:-$jobs}"
+latency_jobs="${LATENCY_JOBS:-2000}"
+profile_dir="${BENCH_PROFILE:-}"
 prefix=laravel_database_
+
+# The entry points, one variable each.
+BENCH_PKG=./internal/bench        # its test binary's BENCH_TEST does fill, drain, yardstick, latency
+BENCH_TEST=TestBenchProcess
+ASYNQ_DIR=internal/bench/asynq    # the asynq module's main package
+PHP_WORKER=testdata/php/work.php
+
 work="$(mktemp -d)"
 redis_pid=""
 cleanup() {
@@ -51,85 +73,171 @@ for _ in $(seq 1 20); do
 done
 [[ -n "$redis_pid" ]] || { echo "could not start redis-server" >&2; exit 1; }
 
-go test -c -o "$work/laraq.test" .
+go test -c -o "$work/bench.test" "$BENCH_PKG"
+(cd "$ASYNQ_DIR" && go build -o "$work/asynq" .)
 
-bench_mode() { # MODE QUEUE [VAR=value...]: one TestBenchProcess run, prints its output line
+bench_mode() { # MODE QUEUE [VAR=value...]: one BENCH_TEST process; prints its output line
     local mode=$1 queue=$2
     shift 2
     env LARAQ_BENCH_REDIS="127.0.0.1:$port" LARAQ_BENCH_PREFIX="$prefix" LARAQ_BENCH_MODE="$mode" \
         LARAQ_BENCH_QUEUE="$queue" LARAQ_BENCH_N="$jobs" "$@" \
-        "$work/laraq.test" -test.run '^TestBenchProcess$' | grep -v '^PASS$' || true
+        "$work/bench.test" -test.run "^$BENCH_TEST\$" | grep '=' || { echo "$mode on $queue failed" >&2; exit 1; }
+}
+field() { sed -n "s/.*\<$1=\([-0-9.]*\).*/\1/p"; } # KEY, reading a name=value line
+check_jobs() { # WHAT WANT LINE
+    local n
+    n=$(echo "$3" | field jobs)
+    [[ "$n" == "$2" ]] || { echo "$1 processed $n of $2 jobs: $3" >&2; exit 1; }
 }
 
-# commandstats: "total client" call counts (client = the commands a worker sends itself).
-stats() {
-    redis-cli -p "$port" info commandstats | tr -d '\r' | awk -F'[:=,]' '
-        /^cmdstat_/ && $1 != "cmdstat_info" && $1 != "cmdstat_config|resetstat" {
-            total += $3
-            if ($1 ~ /^cmdstat_(eval|evalsha|zrem|get|mget|blpop|setex|incrby|del)$/) client += $3
-        }
-        END { printf "%d %d\n", total, client }'
+# redis_usage: "cpu_seconds commands" of the server (commands without INFO).
+redis_usage() {
+    redis-cli -p "$port" info all | tr -d '\r' | awk -F'[:=,]' '
+        /^used_cpu_(user|sys):/ { cpu += $2 }
+        /^cmdstat_/ && $1 != "cmdstat_info" { cmds += $3 }
+        END { printf "%.6f %d\n", cpu, cmds }'
 }
-per_job() { awk -v a="$1" -v b="$2" -v n="$3" 'BEGIN { printf "%.2f", (b - a) / n }'; }
-field() { sed -n "s/.*$1=\([0-9.]*\).*/\1/p"; }
+# children_cpu FILE: the user+sys seconds of this shell's finished children, written to FILE
+# (`times` must run in this shell, not in a subshell, which has no children yet).
+children_cpu() {
+    times >"$1"
+    tail -n 1 "$1" | awk '{ for (i = 1; i <= 2; i++) { split($i, t, /[ms]/); s += t[1] * 60 + t[2] } printf "%.3f\n", s }' >"$1.s"
+}
 
-# --- PHP: one queue:work process ---
-php_run() {
-    bench_mode fill php
-    local t0 c0 t1 c1 start end done
-    read -r t0 c0 < <(stats)
+php_run() { # -> a line like the drains'
+    bench_mode fill php LARAQ_BENCH_N="$php_jobs" >/dev/null
+    local c0 k0 c1 k1 p0 p1 start end done
+    read -r c0 k0 < <(redis_usage)
+    children_cpu "$work/cpu0"
     start=$(date +%s.%N)
     LARAQ_REDIS_PORT="$port" LARAQ_REDIS_PREFIX="$prefix" \
-        php testdata/php/work.php --queue=php --stop-when-empty --sleep=0 >"$work/php.out"
+        php "$PHP_WORKER" --queue=php --stop-when-empty --sleep=0 >"$work/php.out"
     end=$(date +%s.%N)
-    read -r t1 c1 < <(stats)
+    children_cpu "$work/cpu1"
+    p0=$(cat "$work/cpu0.s") p1=$(cat "$work/cpu1.s")
+    read -r c1 k1 < <(redis_usage)
     done=$(grep -c 'Processed:' "$work/php.out" || true)
-    [[ "$done" == "$jobs" ]] || { echo "PHP processed $done of $jobs jobs" >&2; exit 1; }
-    echo "$(awk -v n="$jobs" -v a="$start" -v b="$end" 'BEGIN { printf "%.0f", n / (b - a) }') $(per_job "$t0" "$t1" "$jobs") $(per_job "$c0" "$c1" "$jobs")"
+    awk -v n="$done" -v a="$start" -v b="$end" -v c0="$c0" -v c1="$c1" -v k0="$k0" -v k1="$k1" -v p0="$p0" -v p1="$p1" 'BEGIN {
+        printf "jobs=%d seconds=%.3f jobs_per_sec=%.0f go_cpu_us=%.2f redis_cpu_us=%.2f cmds=%.2f\n",
+            n, b - a, n / (b - a), (p1 - p0) * 1e6 / n, (c1 - c0) * 1e6 / n, (k1 - k0 - 1) / n }'
 }
 
-# --- Go: the worker at concurrency 16 and 64, each in a process of its own ---
-go_run() { # CONCURRENCY
-    bench_mode fill "go$1"
-    local t0 c0 t1 c1 out n
-    read -r t0 c0 < <(stats)
-    out=$(bench_mode drain "go$1" LARAQ_BENCH_CONCURRENCY="$1")
-    read -r t1 c1 < <(stats)
-    n=$(echo "$out" | field jobs)
-    [[ "$n" == "$jobs" ]] || { echo "Go processed $n of $jobs jobs: $out" >&2; exit 1; }
-    echo "$(echo "$out" | field jobs_per_sec) $(per_job "$t0" "$t1" "$jobs") $(per_job "$c0" "$c1" "$jobs") $(echo "$out" | field vmhwm_kb)"
+go_run() { # CONCURRENCY ROUND
+    local q="go$1r$2" extra=()
+    bench_mode fill "$q" >/dev/null
+    if [[ -n "$profile_dir" && "$2" == "$rounds" ]]; then
+        mkdir -p "$profile_dir"
+        extra=(LARAQ_BENCH_CPUPROFILE="$profile_dir/drain-c$1.cpu" LARAQ_BENCH_MEMPROFILE="$profile_dir/drain-c$1.allocs")
+    fi
+    bench_mode drain "$q" LARAQ_BENCH_CONCURRENCY="$1" "${extra[@]}"
 }
 
-php_rate=0 go16_rate=0 go64_rate=0 go16_rss=0 go64_rss=0
-for ((round = 1; round <= rounds; round++)); do
-    read -r rate php_cmds php_rt < <(php_run)
-    ((rate > php_rate)) && php_rate=$rate
-    read -r rate go16_cmds go16_rt rss < <(go_run 16)
-    ((rate > go16_rate)) && go16_rate=$rate
-    ((rss > go16_rss)) && go16_rss=$rss
-    read -r rate go64_cmds go64_rt rss < <(go_run 64)
-    ((rate > go64_rate)) && go64_rate=$rate
-    ((rss > go64_rss)) && go64_rss=$rss
+yardstick_run() { # ROUND
+    bench_mode fill "y$1" >/dev/null
+    bench_mode yardstick "y$1"
+}
+
+asynq_run() { # CONCURRENCY ROUND
+    local q="asynq$1r$2"
+    "$work/asynq" -redis "127.0.0.1:$port" -mode fill -n "$jobs" -queue "$q" -payload "$work/payload.json" >/dev/null
+    "$work/asynq" -redis "127.0.0.1:$port" -mode drain -n "$jobs" -queue "$q" -concurrency "$1"
+}
+
+# asynq's tasks carry the bytes of one Laravel no-op job, as laraq's do.
+bench_mode fill sample LARAQ_BENCH_N=1 >/dev/null
+redis-cli -p "$port" --raw lpop "${prefix}queues:sample" | head -c -1 >"$work/payload.json"
+
+for ((r = 1; r <= rounds; r++)); do
+    echo "round $r of $rounds ..." >&2
+    php_run >"$work/$r.php"
+    check_jobs "PHP" "$php_jobs" "$(cat "$work/$r.php")"
+    yardstick_run "$r" >"$work/$r.yard"
+    check_jobs "the yardstick" "$jobs" "$(cat "$work/$r.yard")"
+    for c in 64 256; do
+        go_run "$c" "$r" >"$work/$r.go$c"
+        check_jobs "laraq c=$c" "$jobs" "$(cat "$work/$r.go$c")"
+    done
+    for c in 32 64; do
+        asynq_run "$c" "$r" >"$work/$r.asynq$c"
+        check_jobs "asynq c=$c" "$jobs" "$(cat "$work/$r.asynq$c")"
+    done
+    bench_mode latency "lat$r" LARAQ_BENCH_N="$latency_jobs" >"$work/$r.lat"
 done
 
-# --- pickup latency with BlockFor ---
-lat=$(bench_mode latency lat LARAQ_BENCH_N="$latency_jobs")
-p50=$(echo "$lat" | field p50_ms)
-p99=$(echo "$lat" | field p99_ms)
+# median KIND KEY: the median over the rounds of KEY in each round's KIND line.
+median_of() { for ((r = 1; r <= rounds; r++)); do field "$2" <"$work/$r.$1"; done | median; }
+median() { sort -g | awk '{ a[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+# per_round EXPR: an awk expression of one round's values, named KIND_KEY (e.g.
+# go64_jobs_per_sec / yard_script_us), evaluated for each round, one line each.
+per_round() {
+    local expr=$1
+    for ((r = 1; r <= rounds; r++)); do
+        local vars=()
+        for kind in php yard go64 go256 asynq32 asynq64 lat; do
+            for key in jobs_per_sec script_us go_cpu_us redis_cpu_us vmhwm_kb p99_ms; do
+                local v
+                v=$(field "$key" <"$work/$r.$kind")
+                vars+=(-v "${kind}_${key}=${v:-0}")
+            done
+        done
+        awk "${vars[@]}" "BEGIN { printf \"%.4f\\n\", $expr }"
+    done
+}
 
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a / b }'; }
-verdict() { if awk -v x="$1" -v op="$2" -v y="$3" 'BEGIN { exit !((op == ">=") ? x >= y : x < y) }'; then echo "met"; else echo "MISSED"; fi; }
+row() { # LABEL KIND
+    local k=$2
+    printf '%-34s %9.0f %9s %9s %9s %9s %8s %8s %8s\n' "$1" "$(median_of "$k" jobs_per_sec)" \
+        "$(median_of "$k" go_cpu_us)" "$(median_of "$k" redis_cpu_us)" "$(median_of "$k" script_us)" \
+        "$(median_of "$k" script_calls)" "$(median_of "$k" cmds)" "$(median_of "$k" allocs)" \
+        "$(awk -v kb="$(median_of "$k" vmhwm_kb)" 'BEGIN { if (kb == "nan" || kb == "") print "-"; else printf "%.1f", kb / 1024 }')"
+}
 
 echo
-echo "redis-server $(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/'), $(nproc) CPUs, $jobs no-op jobs per run, best of $rounds"
-printf '%-34s %10s %10s %12s %12s\n' "worker" "jobs/s" "vs PHP" "cmds/job" "calls/job"
-printf '%-34s %10s %10s %12s %12s\n' "PHP queue:work (1 process)" "$php_rate" "1.0x" "$php_cmds" "$php_rt"
-printf '%-34s %10s %10s %12s %12s\n' "Go worker, concurrency 16" "$go16_rate" "$(ratio "$go16_rate" "$php_rate")x" "$go16_cmds" "$go16_rt"
-printf '%-34s %10s %10s %12s %12s\n' "Go worker, concurrency 64" "$go64_rate" "$(ratio "$go64_rate" "$php_rate")x" "$go64_cmds" "$go64_rt"
-echo "(cmds/job: INFO commandstats, script-internal commands included; calls/job: commands the worker sends)"
+echo "redis-server $(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/'), $(nproc) CPUs, $jobs jobs per run ($php_jobs for PHP), median of $rounds rounds"
+printf '%-34s %9s %9s %9s %9s %9s %8s %8s %8s\n' "" "jobs/s" "worker" "Redis" "script" "scripts" "cmds" "allocs" "peak RSS"
+printf '%-34s %9s %9s %9s %9s %9s %8s %8s %8s\n' "" "" "CPU us/job" "CPU us/job" "us/job" "per job" "per job" "per job" "MB"
+row "PHP queue:work (1 process)" php
+row "Laravel's pop effect (yardstick)" yard
+row "laraq, concurrency 64" go64
+row "laraq, concurrency 256" go256
+row "asynq v0.26.0, concurrency 32" asynq32
+row "asynq v0.26.0, concurrency 64" asynq64
+echo "(worker CPU: the worker process' user+sys; PHP's is queue:work's. script: EVAL+EVALSHA usec in"
+echo " INFO commandstats, the time Redis spent in scripts, their own commands included)"
 echo
-echo "pickup latency (BlockFor, $latency_jobs jobs 2 ms apart): p50 ${p50} ms, p99 ${p99} ms"
-echo "peak RSS of the Go worker: $((go16_rss / 1024)) MB at concurrency 16, $((go64_rss / 1024)) MB at concurrency 64"
+echo "pickup latency with block_for ($latency_jobs jobs 2 ms apart): p50 $(median_of lat p50_ms) ms, p99 $(median_of lat p99_ms) ms"
+
+# --- targets (issue 22) ---
+: "${BENCH_TARGETS:=}"
+rows=()
+target() { # NAME EXPR OP LIMIT UNIT: the median of EXPR over the rounds against LIMIT
+    local values value range verdict
+    values=$(per_round "$2")
+    value=$(echo "$values" | median)
+    range=$(echo "$values" | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.2f-%.2f", lo, hi }')
+    if awk -v x="$value" -v op="$3" -v y="$4" 'BEGIN { exit !(x != "nan" && ((op == ">=") ? x >= y : (op == "<=") ? x <= y : x < y)) }'; then
+        verdict=met
+    else
+        verdict=MISSED
+    fi
+    value=$(awk -v x="$value" 'BEGIN { printf "%.2f", x }')
+    rows+=("$1|$value$5|$3 $4$5|$verdict|$range")
+    if [[ -n "$BENCH_TARGETS" ]]; then echo "$1|$value$5|$3 $4$5|$verdict" >>"$BENCH_TARGETS"; fi
+}
+best_asynq='(asynq32_jobs_per_sec > asynq64_jobs_per_sec ? asynq32_jobs_per_sec : asynq64_jobs_per_sec)'
+target "pop script time per job / Laravel's pop effect, c=64" 'go64_script_us / yard_script_us' "<=" 1.2 x
+target "pop script time per job / Laravel's pop effect, c=256" 'go256_script_us / yard_script_us' "<=" 1.2 x
+target "Go CPU per job, c=64" 'go64_go_cpu_us' "<=" 15 " us"
+target "throughput / ceiling (1e6 / pop effect us), c=256" 'go256_jobs_per_sec * yard_script_us / 1e6' ">=" 0.7 ""
+target "throughput / ceiling (1e6 / pop effect us), c=64" 'go64_jobs_per_sec * yard_script_us / 1e6' ">=" 0.6 ""
+target "throughput c=64 / asynq (best of c=32, c=64)" "go64_jobs_per_sec / $best_asynq" ">=" 5 x
+target "throughput c=64 / one PHP worker" 'go64_jobs_per_sec / php_jobs_per_sec' ">=" 30 x
+target "pickup p99 with block_for" 'lat_p99_ms' "<" 1 " ms"
+target "peak RSS at c=256" 'go256_vmhwm_kb / 1024' "<=" 30 " MB"
+
 echo
-echo "targets: throughput >= 6x one PHP worker: $(verdict "$(ratio "$go16_rate" "$php_rate")" ">=" 6) at concurrency 16, $(verdict "$(ratio "$go64_rate" "$php_rate")" ">=" 6) at 64;" \
-    "p99 pickup < 10 ms: $(verdict "$p99" "<" 10); RSS < 40 MB at concurrency 64: $(if ((go64_rss > 0)); then verdict "$((go64_rss / 1024))" "<" 40; else echo "NOT MEASURED"; fi)"
+printf '%-56s %12s %12s  %-7s %s\n' "target (median of $rounds rounds)" "value" "limit" "" "rounds' range"
+for row in "${rows[@]}"; do
+    IFS='|' read -r name value limit verdict range <<<"$row"
+    printf '%-56s %12s %12s  %-7s %s\n' "$name" "$value" "$limit" "$verdict" "$range"
+done

@@ -78,6 +78,26 @@ func TestCluster(t *testing.T) {
 		t.Errorf("queues all in one slot; the test does not exercise routing")
 	}
 
+	// A pipeline of deletions for queues in different slots is split per node.
+	var finished []Finished
+	for _, q := range queues {
+		mustNoErr(t, r.Push(ctx, q, []byte(sampleS8)))
+		jobs, err := r.PopTicket(ctx, q, now+90, 5, Ticket{Owner: "w", Seq: 1, Keep: time.Minute})
+		if err != nil || len(jobs) != 1 {
+			t.Fatalf("%s: ticketed pop %+v %v", q, jobs, err)
+		}
+		finished = append(finished, Finished{Queue: q, Reserved: jobs[0].Reserved})
+	}
+	finished = append(finished, Finished{Queue: "default", Reserved: []byte(sampleS8)}) // never reserved
+	deleted, errs, err := r.DeleteReservedMany(ctx, finished)
+	mustNoErr(t, err)
+	if fmt.Sprint(deleted) != "[true true true true true false]" || fmt.Sprint(errs) != "[<nil> <nil> <nil> <nil> <nil> <nil>]" {
+		t.Errorf("deleted across slots %v %v", deleted, errs)
+	}
+	for _, q := range queues {
+		mustNoErr(t, cc.Del(ctx, r.Keys(q).Ticket("w")).Err())
+	}
+
 	// Without tags the keys of one queue live in different slots and the server refuses.
 	plain, err := New(cc, Options{Prefix: "laravel_database_"})
 	mustNoErr(t, err)

@@ -19,7 +19,7 @@ import (
 //	PREFIX + "queues:" + NAME + ":notify"   list  one "1" per job made ready; BLPOP target
 //	PREFIX + "queues:" + NAME + ":invalid"  list  laraq only: payloads the pop script could not reserve
 //	PREFIX + "queues:" + NAME + ":laraq-pop:" + OWNER
-//	                                        string laraq only: one worker's last pop reply (see pop.lua), with a TTL
+//	                                        list   laraq only: one worker's last pop, its sequence number and jobs (see pop.lua), with a TTL
 //	PREFIX + "queues:" + NAME + ":laraq-push:" + ID
 //	                                        string laraq only: a guarded push of the job with this id was done (see push_once.lua), with a TTL
 //

@@ -7,7 +7,7 @@
 -- KEYS[4]  invalid list    PREFIX queues:NAME:invalid   (laraq only)
 -- KEYS[5]  optional ticket PREFIX queues:NAME:laraq-pop:OWNER  (laraq only)
 -- ARGV[1]  reservation expiry, integer Unix seconds (now + retry_after)
--- ARGV[2]  how many jobs to take at most (>= 1)
+-- ARGV[2]  how many jobs to take at most (1 to 1000: the arguments of one ZADD)
 -- ARGV[3]  with KEYS[5]: the request's sequence number (>= 1), increasing per owner
 -- ARGV[4]  with KEYS[5]: seconds the ticket is kept
 --
@@ -15,27 +15,35 @@
 -- one (numeric strings coerce: "2" becomes 3) and encoded again with cjson; that copy
 -- (the "reserved" payload: keys reordered, [] as {}, numbers in %.14g, / as \/) is added
 -- to the reserved zset with score ARGV[1]; the job leaves the ready list; one notify
--- token is consumed. Identical to Laravel's effects.
+-- token is consumed. Identical to Laravel's effects: n jobs taken in one call leave the
+-- state n calls of Laravel's script leave. The jobs are read with one LRANGE, reserved
+-- with one ZADD and removed with one LTRIM of each list, because a command called from
+-- Lua costs about as much as decoding a job: per job, only cjson's work is left.
 --
 -- A payload Laravel's script would fail on (not JSON, not an object, attempts missing or
 -- not numeric) is lost there: the LPOP has already happened when the script errors.
 -- Here it is moved whole to the invalid list instead (and its notify token consumed),
--- and reported with the reason. The ready list is only changed after the reserved or
--- invalid copy has been written, so an error never loses a job.
+-- and reported with the reason. The ready list is only trimmed after the reserved and
+-- invalid copies have been written, so an error never loses a job.
 --
 -- The ticket makes a pop safe to send again. A reply can be lost after the script ran
 -- (a timeout while Redis stalls, a dropped connection), and a client may re-send the
 -- call on a new connection while the first copy still waits in the server's buffer:
--- without a ticket each copy reserves jobs nobody runs. With one, the script keeps its
--- reply under the ticket key: a call with the same sequence number gets that reply
--- again and pops nothing; a call with a lower one (a stale copy arriving after a later
--- request) gets an empty reply and pops nothing. The key holds "SEQ\n" followed by the
--- reply, each element as LENGTH ":" BYTES, or "~" for nil.
+-- without a ticket each copy reserves jobs nobody runs. With one, the script keeps under
+-- the ticket key the list {SEQ, job, job, ...}: the sequence number and the jobs it took,
+-- as they were in the ready list. A call with the same sequence number pops nothing and
+-- replies with those jobs again, each with its reserved copy re-derived (cjson gives the
+-- same bytes for the same payload) and only while that copy is still reserved: a job
+-- whose reservation expired and was migrated back belongs to whoever pops it next.
+-- Invalid jobs are replied again with their reason. A call with a lower sequence number
+-- (a stale copy arriving after a later request) gets an empty reply and pops nothing.
+-- Only the jobs' original bytes are kept, passed from LRANGE's reply to RPUSH: no string
+-- is built in Lua.
 --
 -- Returns a flat array of triples {job, reserved, reason}, one per job taken, in pop
 -- order: job is the payload exactly as it was in the ready list; reserved is the
--- re-encoded copy (nil when the job was invalid); reason is nil, or the error text for
--- an invalid job. An empty array when the ready list is empty.
+-- re-encoded copy (false, a nil reply, when the job was invalid); reason is false, or the
+-- error text for an invalid job. An empty array when the ready list is empty.
 
 local function reserve(job)
   local payload = cjson.decode(job)
@@ -43,70 +51,66 @@ local function reserve(job)
   return cjson.encode(payload)
 end
 
-local function unpack(s, pos)
-  local out = {}
-  while pos <= #s do
-    if string.sub(s, pos, pos) == '~' then
-      out[#out + 1] = false
-      pos = pos + 1
-    else
-      local colon = string.find(s, ':', pos, true)
-      local n = tonumber(string.sub(s, pos, colon - 1))
-      out[#out + 1] = string.sub(s, colon + 1, colon + n)
-      pos = colon + n + 1
-    end
-  end
-  return out
-end
-
 local ticket = KEYS[5]
-local seq
 if ticket then
-  seq = tonumber(ARGV[3])
-  local kept = redis.call('get', ticket)
-  if kept then
-    local nl = string.find(kept, '\n', 1, true)
-    local last = tonumber(string.sub(kept, 1, nl - 1))
-    if seq == last then
-      return unpack(kept, nl + 1)
-    elseif seq < last then
+  local last = tonumber(redis.call('lindex', ticket, 0))
+  if last then
+    local seq = tonumber(ARGV[3])
+    if seq < last then
       return {}
     end
+    if seq == last then
+      local out = {}
+      for _, job in ipairs(redis.call('lrange', ticket, 1, -1)) do
+        local ok, reserved = pcall(reserve, job)
+        if not ok then
+          out[#out + 1] = job
+          out[#out + 1] = false
+          out[#out + 1] = tostring(reserved)
+        elseif redis.call('zscore', KEYS[2], reserved) then
+          out[#out + 1] = job
+          out[#out + 1] = reserved
+          out[#out + 1] = false
+        end
+      end
+      return out
+    end
   end
 end
 
-local out = {}
-local max = tonumber(ARGV[2])
-for _ = 1, max do
-  local job = redis.call('lindex', KEYS[1], 0)
-  if not job then
-    break
-  end
+local jobs = redis.call('lrange', KEYS[1], 0, tonumber(ARGV[2]) - 1)
+local n = #jobs
+local out, zadd, invalid = {}, {}, {}
+for i = 1, n do
+  local job = jobs[i]
   local ok, reserved = pcall(reserve, job)
+  out[#out + 1] = job
   if ok then
-    redis.call('zadd', KEYS[2], ARGV[1], reserved)
-    out[#out + 1] = job
+    zadd[#zadd + 1] = ARGV[1]
+    zadd[#zadd + 1] = reserved
     out[#out + 1] = reserved
     out[#out + 1] = false
   else
-    redis.call('rpush', KEYS[4], job)
-    out[#out + 1] = job
+    invalid[#invalid + 1] = job
     out[#out + 1] = false
     out[#out + 1] = tostring(reserved)
   end
-  redis.call('lpop', KEYS[1])
-  redis.call('lpop', KEYS[3])
+end
+
+if #zadd > 0 then
+  redis.call('zadd', KEYS[2], unpack(zadd))
+end
+if #invalid > 0 then
+  redis.call('rpush', KEYS[4], unpack(invalid))
+end
+if n > 0 then
+  redis.call('ltrim', KEYS[1], n, -1)
+  redis.call('ltrim', KEYS[3], n, -1)
 end
 
 if ticket then
-  local parts = {ARGV[3], '\n'}
-  for i = 1, #out do
-    if out[i] then
-      parts[#parts + 1] = #out[i] .. ':' .. out[i]
-    else
-      parts[#parts + 1] = '~'
-    end
-  end
-  redis.call('set', ticket, table.concat(parts), 'EX', ARGV[4])
+  redis.call('del', ticket)
+  redis.call('rpush', ticket, ARGV[3], unpack(jobs))
+  redis.call('expire', ticket, ARGV[4])
 end
 return out

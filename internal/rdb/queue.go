@@ -66,7 +66,8 @@ func (r *RDB) Later(ctx context.Context, queue string, availableAt int64, payloa
 	return nil
 }
 
-// PoppedJob is one job taken off a ready list.
+// PoppedJob is one job taken off a ready list. Its byte slices share memory with the
+// script's reply and nothing else: read them, never write to them.
 type PoppedJob struct {
 	// Job is the payload exactly as it was in the ready list. Its attempts field is one
 	// less than the current attempt. It is what a failed-job record stores and what
@@ -103,7 +104,7 @@ func (r *RDB) Pop(ctx context.Context, queue string, reserveUntil int64) (job, r
 // PopMany reserves up to max jobs from the head of queue in one script call, each with
 // exactly the effects of one Pop (so n jobs leave the same state as n Pops). Invalid
 // payloads are moved aside and reported in their PoppedJob.Invalid; they count toward max.
-// An empty result means the queue was empty.
+// An empty result means the queue was empty. One call takes at most MaxPop jobs.
 //
 // A PopMany whose reply is lost may have reserved jobs nobody will run until retry_after:
 // workers use PopTicket.
@@ -114,22 +115,24 @@ func (r *RDB) PopMany(ctx context.Context, queue string, reserveUntil int64, max
 // Ticket names one pop request of one worker, so that a pop whose reply was lost can be
 // asked again: the same ticket gets the same jobs back, never a second pop (see pop.lua).
 type Ticket struct {
-	// Owner is unique per worker run (a UUID); it names the key the replies are kept in.
+	// Owner is unique per worker run (a UUID); it names the key its last pop is kept in.
 	Owner string
 	// Seq numbers the owner's requests from 1. After a reply is received the next request
 	// uses Seq+1; after an error the same Seq is asked again until a reply arrives.
 	Seq int64
-	// Keep is how long Redis keeps the last reply: longer than the owner may take to ask
-	// again. Rounded up to whole seconds; at least one.
+	// Keep is how long Redis keeps the last pop's jobs: longer than the owner may take to
+	// ask again. Rounded up to whole seconds; at least one.
 	Keep time.Duration
 }
 
 // PopTicket is PopMany made safe to repeat. The first call with a ticket pops; every
 // later call with the same ticket — a repetition after an error, or a copy of the first
-// the client re-sent — returns that call's jobs again and changes nothing; a call with
-// a lower Seq than the owner's last request on this queue returns nothing and changes
-// nothing. When the reply of the first call is lost, asking again with the same ticket
-// hands its jobs to the worker instead of leaving them reserved with no owner.
+// the client re-sent — changes nothing and returns that call's jobs again: those still
+// reserved with the same bytes (a reservation that expired and was migrated back is no
+// longer the owner's), and the invalid ones with their reason. A call with a lower Seq
+// than the owner's last request on this queue returns nothing and changes nothing. When
+// the reply of the first call is lost, asking again with the same ticket hands its jobs
+// to the worker instead of leaving them reserved with no owner.
 func (r *RDB) PopTicket(ctx context.Context, queue string, reserveUntil int64, max int, t Ticket) ([]PoppedJob, error) {
 	if t.Owner == "" || t.Seq < 1 {
 		return nil, fmt.Errorf("rdb: pop from queue %q: ticket needs an owner and a sequence number >= 1", queue)
@@ -137,46 +140,33 @@ func (r *RDB) PopTicket(ctx context.Context, queue string, reserveUntil int64, m
 	return r.pop(ctx, queue, reserveUntil, max, &t)
 }
 
+// MaxPop is the most jobs one pop call takes: the script reserves them with one ZADD,
+// whose arguments Lua's unpack must hold (a few thousand at most).
+const MaxPop = 1000
+
 func (r *RDB) pop(ctx context.Context, queue string, reserveUntil int64, max int, t *Ticket) ([]PoppedJob, error) {
 	if max < 1 {
 		return nil, fmt.Errorf("rdb: pop from queue %q: max %d < 1", queue, max)
 	}
+	max = min(max, MaxPop)
 	k := r.keysOf(queue)
-	keys := []string{k.Queue, k.Reserved, k.Notify, k.Invalid}
-	args := []any{reserveUntil, max}
-	if t != nil {
+	keys := r.argsOf(queue).pop
+	var res []any
+	var err error
+	if t == nil {
+		res, err = r.runPop(ctx, keys, reserveUntil, max)
+	} else {
 		keep := int64((t.Keep + time.Second - 1) / time.Second)
 		if keep < 1 {
 			keep = 1
 		}
-		keys = append(keys, k.Ticket(t.Owner))
-		args = append(args, t.Seq, keep)
+		withTicket := append(keys[:len(keys):len(keys)], k.Ticket(t.Owner))
+		res, err = r.runPop(ctx, withTicket, reserveUntil, max, t.Seq, keep)
 	}
-	res, err := popScript.Run(ctx, r.client, keys, args...).Slice()
 	if err != nil {
 		return nil, fmt.Errorf("rdb: pop from queue %q: %w", queue, err)
 	}
-	if len(res)%3 != 0 {
-		return nil, fmt.Errorf("rdb: pop from queue %q: reply of %d elements, want triples", queue, len(res))
-	}
-	jobs := make([]PoppedJob, 0, len(res)/3)
-	for i := 0; i < len(res); i += 3 {
-		var p PoppedJob
-		var reason []byte
-		if p.Job, err = replyBytes(res[i]); err == nil {
-			if p.Reserved, err = replyBytes(res[i+1]); err == nil {
-				reason, err = replyBytes(res[i+2])
-			}
-		}
-		if err != nil {
-			return nil, fmt.Errorf("rdb: pop from queue %q: %w", queue, err)
-		}
-		if p.Reserved == nil {
-			p.Invalid = &InvalidJobError{Queue: queue, Key: k.Invalid, Job: p.Job, Reason: string(reason)}
-		}
-		jobs = append(jobs, p)
-	}
-	return jobs, nil
+	return popJobs(res, queue, k)
 }
 
 // Release moves a reserved job to the delayed zset with score availableAt (Unix seconds;

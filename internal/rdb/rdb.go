@@ -52,6 +52,7 @@ type RDB struct {
 	cache    *Cache
 
 	keys sync.Map // queue name -> *QueueKeys
+	args sync.Map // queue name -> *queueArgs
 }
 
 // New returns an RDB using client, which stays owned by the caller.
@@ -84,6 +85,24 @@ func (r *RDB) Keys(queue string) QueueKeys {
 	k := NewQueueKeys(r.prefix, queue, r.hashTags)
 	r.keys.Store(queue, &k)
 	return k
+}
+
+// queueArgs are a queue's keys as command arguments, boxed once: a string put in an
+// `any` is an allocation each time.
+type queueArgs struct {
+	reserved any
+	pop      []any // the pop script's KEYS without the ticket: ready, reserved, notify, invalid
+}
+
+// argsOf returns the boxed arguments of queue.
+func (r *RDB) argsOf(queue string) *queueArgs {
+	if a, ok := r.args.Load(queue); ok {
+		return a.(*queueArgs)
+	}
+	k := r.keysOf(queue)
+	a := &queueArgs{reserved: k.Reserved, pop: []any{k.Queue, k.Reserved, k.Notify, k.Invalid}}
+	actual, _ := r.args.LoadOrStore(queue, a)
+	return actual.(*queueArgs)
 }
 
 // keysOf is Keys without the copy, for the hot paths.

@@ -382,11 +382,6 @@ func (f *fetcher) settlePop(ctx context.Context, l *fetchRun, n int) (got int, a
 	return run, p.queue, nil
 }
 
-func (f *fetcher) logInvalid(q string, e *rdb.InvalidJobError) {
-	f.log.Error("payload cannot be reserved; moved to the invalid list (a PHP worker would have lost it)",
-		"queue", q, "key", e.Key, "reason", e.Reason)
-}
-
 // settleAtStop settles a pop whose reply was lost after the loop stopped: its jobs are
 // handed back, retrying until Redis answers, the reservation expires or the shutdown
 // grace ends.
