@@ -31,6 +31,14 @@ type Event struct {
 	// $this->release()), for a job without handler (ReleaseUnhandled) and for a job
 	// interrupted by a hard stop.
 	AfterException bool
+	// Middleware names the middleware that decided the job's fate instead of its
+	// handler, on EventReleased, EventFailed and EventProcessed (a delete or a skip):
+	// Laravel's class name for Laravel's ("WithoutOverlapping", "RateLimited" ...), else
+	// the middleware's Name() or Go type. "" when the handler ran and decided.
+	Middleware string
+	// Skipped is set on EventProcessed when Middleware completed the job without running
+	// it (Skip, SkipIfBatchCancelled, dontRelease()), as opposed to deleting it.
+	Skipped bool
 	// Count and From describe EventMigrated: Count jobs moved from the "delayed" or
 	// "reserved" set to the ready list.
 	Count int

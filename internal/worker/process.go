@@ -113,7 +113,7 @@ func (p *processor) jobInfo(a *attempt, env *payload.Envelope) *job.JobInfo {
 	if b := env.BatchID; b != nil {
 		info.BatchID = *b
 	}
-	job.Attach(info, p.env)
+	job.Attach(info, p.env, p.jobs)
 	return info
 }
 
