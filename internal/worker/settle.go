@@ -37,6 +37,10 @@ type settler struct {
 // CallQueuedHandler and Worker::process do: acknowledge, release or fail, then the event.
 func (s *settler) applyOutcome(r *run, a *attempt, err error, runtime, timeout time.Duration, timedOut bool) {
 	outcome, delay := job.OutcomeOf(err)
+	if a.decidedBy, a.decision = job.DecisionOf(err); a.decidedBy != "" {
+		s.log.Debug("job middleware decided", "middleware", a.decidedBy, "decision", a.decision,
+			"job", a.job.Name, "id", a.job.ID, "delay", delay)
+	}
 	switch {
 	case timedOut && outcome == job.OutcomeRetry:
 		s.timedOut(r, a, timeout, runtime)
@@ -59,7 +63,7 @@ func (s *settler) applyOutcome(r *run, a *attempt, err error, runtime, timeout t
 		}
 		s.batches.succeeded(r.ackCtx, a)
 		s.deleteReserved(r, a)
-		s.emit(job.Event{Kind: job.EventProcessed, Queue: a.queue, Job: a.job, Runtime: runtime})
+		s.emit(a.decided(job.Event{Kind: job.EventProcessed, Queue: a.queue, Job: a.job, Runtime: runtime}))
 	case job.OutcomeDelete:
 		// $this->delete() removed the job during handle(); CallQueuedHandler checks only
 		// "failed" and "released" before continuing the chain, so a deleted job continues it.
@@ -70,19 +74,25 @@ func (s *settler) applyOutcome(r *run, a *attempt, err error, runtime, timeout t
 			return
 		}
 		s.batches.succeeded(r.ackCtx, a)
-		s.emit(job.Event{Kind: job.EventProcessed, Queue: a.queue, Job: a.job, Runtime: runtime})
+		s.emit(a.decided(job.Event{Kind: job.EventProcessed, Queue: a.queue, Job: a.job, Runtime: runtime}))
 	case job.OutcomeRelease:
 		s.release(r, a, delay, false, 0)
-		s.emit(job.Event{Kind: job.EventProcessed, Queue: a.queue, Job: a.job, Runtime: runtime})
+		s.emit(a.decided(job.Event{Kind: job.EventProcessed, Queue: a.queue, Job: a.job, Runtime: runtime}))
 	case job.OutcomeMissingModel:
 		s.missingModel(r, a, err, runtime)
 	case job.OutcomeFail:
 		s.fail(r, a, err, runtime)
 		var de *job.DecodeError
-		if !errors.As(err, &de) {
+		var md *job.MiddlewareDecision
+		switch {
+		case errors.As(err, &md) && md.Rethrown:
+			// FailOnException fails the job, then rethrows: Worker::handleJobException
+			// sees a failed job, so it only fires JobExceptionOccurred.
+			s.emit(a.decided(job.Event{Kind: job.EventException, Queue: a.queue, Job: a.job, Err: err, Runtime: runtime}))
+		case !errors.As(err, &de):
 			// $this->fail() inside handle() returns normally, so PHP's worker fires
 			// JobProcessed after JobFailed. A command PHP cannot unserialize throws instead.
-			s.emit(job.Event{Kind: job.EventProcessed, Queue: a.queue, Job: a.job, Runtime: runtime})
+			s.emit(a.decided(job.Event{Kind: job.EventProcessed, Queue: a.queue, Job: a.job, Runtime: runtime}))
 		}
 	default:
 		s.handleException(r, a, err, runtime)
@@ -221,8 +231,8 @@ func (s *settler) release(r *run, a *attempt, delay time.Duration, afterExceptio
 		}
 	}
 	s.books.jobReleased(r.ackCtx, a)
-	s.emit(job.Event{Kind: job.EventReleased, Queue: a.queue, Job: a.job, Delay: time.Duration(rdb.Seconds(delay)) * time.Second,
-		AfterException: afterException, Runtime: runtime})
+	s.emit(a.decided(job.Event{Kind: job.EventReleased, Queue: a.queue, Job: a.job, Delay: time.Duration(rdb.Seconds(delay)) * time.Second,
+		AfterException: afterException, Runtime: runtime}))
 }
 
 // fail is Job::fail: record the payload as popped in the failed store, then delete the
@@ -270,12 +280,14 @@ func (s *settler) fail(r *run, a *attempt, cause error, runtime time.Duration) {
 		s.log.Error("job failed and no failed-job store is configured; the job is only in this log now",
 			"queue", a.queue, "id", a.id(), "err", cause,
 			"payload_base64", base64.StdEncoding.EncodeToString(a.popped.Job))
+	case a.decidedBy != "":
+		s.log.Warn("job failed by middleware", "queue", a.queue, "id", a.id(), "middleware", a.decidedBy, "err", cause)
 	default:
 		s.log.Warn("job failed", "queue", a.queue, "id", a.id(), "err", cause)
 	}
 	s.deleteReserved(r, a)
 	s.jobFailed(r, a) // CallQueuedHandler::failed(): unique lock, batch
-	e := job.Event{Kind: job.EventFailed, Queue: a.queue, Job: a.job, Err: cause, Runtime: runtime}
+	e := a.decided(job.Event{Kind: job.EventFailed, Queue: a.queue, Job: a.job, Err: cause, Runtime: runtime})
 	if a.job == nil {
 		e.Payload = a.popped.Job
 	}
