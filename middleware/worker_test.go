@@ -126,7 +126,9 @@ func trace(trail *[]string, name string) laraq.Middleware {
 func TestWorkerChainOrder(t *testing.T) {
 	f := newFleet(t)
 	var trail []string
-	guards = func(j syncOrder) []laraq.Middleware { return []laraq.Middleware{trace(&trail, fmt.Sprintf("type:%d", j.OrderID))} }
+	guards = func(j syncOrder) []laraq.Middleware {
+		return []laraq.Middleware{trace(&trail, fmt.Sprintf("type:%d", j.OrderID))}
+	}
 	t.Cleanup(func() { guards = nil })
 	const traceClass = `App\Queue\Middleware\Trace`
 	decoders := mw.LaravelDecoders()
