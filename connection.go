@@ -337,7 +337,10 @@ func (c *Connection) middlewareEnv(s *worker.Config, limiters *middleware.Limite
 		Report: func(ctx context.Context, err error) {
 			log.ErrorContext(ctx, "job exception reported by its middleware", "err", err)
 		}}
-	clients := []redis.UniversalClient{c.Client}
+	if d := c.RedisConnections["default"]; d != nil {
+		env.Redis = d // Redis::connection(): database.redis.default, whatever the queue's
+	}
+	clients := []redis.UniversalClient{env.Redis}
 	if c.Cache.Disabled {
 		return env, clients, nil
 	}
@@ -356,7 +359,7 @@ func (c *Connection) middlewareEnv(s *worker.Config, limiters *middleware.Limite
 		}
 		redisStore = store
 		for _, cl := range []redis.UniversalClient{cacheClient, lockClient} {
-			if cl != c.Client && (len(clients) < 2 || clients[1] != cl) {
+			if cl != env.Redis && (len(clients) < 2 || clients[1] != cl) {
 				clients = append(clients, cl)
 			}
 		}
