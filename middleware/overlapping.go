@@ -25,6 +25,7 @@ type WithoutOverlappingMiddleware struct {
 	expiresAfter int64
 	prefix       string
 	shared       bool
+	keyProperty  string // the key is this property of the command (a spec's), not key
 }
 
 // WithoutOverlapping is `new WithoutOverlapping($key)`: release after 0 seconds, no
@@ -67,9 +68,17 @@ func (m *WithoutOverlappingMiddleware) Shared() *WithoutOverlappingMiddleware {
 
 // LockName is the lock's name in the cache store for the job under release r
 // (WithoutOverlapping::getLockKey): the job is named by its class, from 12.41 by its
-// displayName() when it has one, hashed with xxh128 from 12.54.
-func (m *WithoutOverlappingMiddleware) LockName(info *job.JobInfo, r job.Release) string {
-	return rdb.OverlapLockName(m.prefix, overlapJobName(info, r), m.key, m.shared)
+// displayName() when it has one, hashed with xxh128 from 12.54. An error is a key
+// property (from a spec) the command cannot give.
+func (m *WithoutOverlappingMiddleware) LockName(info *job.JobInfo, r job.Release) (string, error) {
+	key := m.key
+	if m.keyProperty != "" {
+		var err error
+		if key, err = Property(info, m.keyProperty); err != nil {
+			return "", err
+		}
+	}
+	return rdb.OverlapLockName(m.prefix, overlapJobName(info, r), key, m.shared), nil
 }
 
 func overlapJobName(info *job.JobInfo, r job.Release) string {
@@ -98,7 +107,11 @@ func (m *WithoutOverlappingMiddleware) Handle(ctx context.Context, info *job.Job
 	if env.Cache == nil {
 		return fmt.Errorf("WithoutOverlapping: no cache store for its lock")
 	}
-	name, owner := m.LockName(info, env.Release), env.owner()
+	name, err := m.LockName(info, env.Release)
+	if err != nil {
+		return fmt.Errorf("WithoutOverlapping: %w", err)
+	}
+	owner := env.owner()
 	got, err := env.Cache.AcquireLock(ctx, name, owner, m.expiresAfter)
 	if err != nil {
 		return fmt.Errorf("WithoutOverlapping: %w", err)

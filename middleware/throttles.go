@@ -44,6 +44,7 @@ type ThrottlesExceptionsMiddleware struct {
 	failWhen     []func(error) bool
 	withRedis    bool
 	connection   string
+	keyProperty  string // by() this property of the command (a spec's by-property)
 }
 
 // ThrottlesExceptions is `new ThrottlesExceptions($maxAttempts, $decay)` (decay in minutes
@@ -140,7 +141,20 @@ func (m *ThrottlesExceptionsMiddleware) name() string {
 // then by()'s key when truthy, else the job's uuid with byJob(), else the job's name
 // hashed: md5 of the class up to 11.x, xxh128 of it in 12.0–12.40, xxh128 of
 // displayName() (or the class) from 12.41.
-func (m *ThrottlesExceptionsMiddleware) Key(info *job.JobInfo, r job.Release) string {
+func (m *ThrottlesExceptionsMiddleware) Key(info *job.JobInfo, r job.Release) (string, error) {
+	if m.keyProperty == "" {
+		return m.key0(info, r), nil
+	}
+	by, err := Property(info, m.keyProperty)
+	if err != nil {
+		return "", err
+	}
+	k := *m
+	k.key, k.keyProperty = by, ""
+	return k.key0(info, r), nil
+}
+
+func (m *ThrottlesExceptionsMiddleware) key0(info *job.JobInfo, r job.Release) string {
 	switch {
 	case m.key != "" && m.key != "0":
 		return m.prefix + m.key
@@ -199,7 +213,10 @@ func (m *ThrottlesExceptionsMiddleware) Handle(ctx context.Context, info *job.Jo
 	if err != nil {
 		return fmt.Errorf("%s: %w", m.name(), err)
 	}
-	key := m.Key(info, env.Release)
+	key, err := m.Key(info, env.Release)
+	if err != nil {
+		return fmt.Errorf("%s: %w", m.name(), err)
+	}
 	too, err := limiter.tooManyAttempts(ctx, key, m.maxAttempts)
 	if err != nil {
 		return fmt.Errorf("%s: %w", m.name(), err)
@@ -235,7 +252,10 @@ func (m *ThrottlesExceptionsMiddleware) handleWithRedis(ctx context.Context, env
 	if err != nil {
 		return fmt.Errorf("%s: %w", m.name(), err)
 	}
-	key := m.Key(info, env.Release)
+	key, err := m.Key(info, env.Release)
+	if err != nil {
+		return fmt.Errorf("%s: %w", m.name(), err)
+	}
 	now := env.now()
 	w, too, err := dl.TooManyAttempts(ctx, key, m.maxAttempts, m.decaySeconds, now)
 	if err != nil {

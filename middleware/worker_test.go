@@ -253,3 +253,60 @@ func TestWorkerEventsNameTheMiddleware(t *testing.T) {
 		})
 	}
 }
+
+// TestWorkerClassSpecGuardsAnUntypedClass: middleware given to a class by a spec guard
+// its jobs on a fallback handler (as `laraq work --forward` registers), with the key
+// read from the command's property as PHP's middleware() reads $this->orderId; a
+// command without that property is an error naming it, not an unguarded run.
+func TestWorkerClassSpecGuardsAnUntypedClass(t *testing.T) {
+	f := newFleet(t)
+	specs := mw.NewSpecs()
+	if err := specs.AddMiddleware(`App\Jobs\SyncOrder=without-overlapping:orderId,release-after=10,expire-after=60`); err != nil {
+		t.Fatal(err)
+	}
+	lock := f.conn.Prefix + "laravel-cache-laravel-queue-overlap:App\\Jobs\\SyncOrder:7"
+	if err := f.client.Set(context.Background(), lock, "php-worker-owner", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	f.dispatch(syncOrder{OrderID: 7})
+	f.dispatch(syncOrder{OrderID: 8})
+	var ran []string
+	jobs := laraq.NewJobs()
+	jobs.Fallback(func(ctx context.Context, job *laraq.JobInfo) error {
+		id, err := mw.Property(job, "orderId")
+		ran = append(ran, id)
+		return err
+	})
+	events := f.work(jobs, laraq.WorkerConfig{ClassMiddleware: specs.Classes})
+	if fmt.Sprint(ran) != "[8]" {
+		t.Errorf("ran %v, want only order 8", ran)
+	}
+	if got, want := decided(events), []string{"released by WithoutOverlapping released", "processed by WithoutOverlapping released"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("events %q, want %q", got, want)
+	}
+	for _, e := range events {
+		if e.Kind == laraq.EventReleased && (e.Delay != 10*time.Second || e.Job.Attempt != 1) {
+			t.Errorf("released for %s after attempt %d", e.Delay, e.Job.Attempt)
+		}
+	}
+	if owner, _ := f.client.Get(context.Background(), lock).Result(); owner != "php-worker-owner" {
+		t.Errorf("the other worker's lock is now %q", owner)
+	}
+
+	specs = mw.NewSpecs()
+	if err := specs.AddMiddleware(`App\Jobs\SyncOrder=without-overlapping:shopId`); err != nil {
+		t.Fatal(err)
+	}
+	f.dispatch(syncOrder{OrderID: 9})
+	ran = nil
+	events = f.work(jobs, laraq.WorkerConfig{ClassMiddleware: specs.Classes})
+	var exception error
+	for _, e := range events {
+		if e.Kind == laraq.EventException {
+			exception = e.Err
+		}
+	}
+	if len(ran) != 0 || exception == nil || !strings.Contains(exception.Error(), `App\Jobs\SyncOrder has no property shopId`) {
+		t.Errorf("ran %v, exception %v", ran, exception)
+	}
+}
