@@ -42,8 +42,8 @@ func (j syncOrder) Middleware() []laraq.Middleware {
 	return guards(j)
 }
 
-// fleet is one test's connection, dispatcher, events.
-type fleet struct {
+// rig is one test's connection, dispatcher, events.
+type rig struct {
 	t      *testing.T
 	client *redis.Client
 	conn   *laraq.Connection
@@ -52,7 +52,7 @@ type fleet struct {
 	events []laraq.Event
 }
 
-func newFleet(t *testing.T) *fleet {
+func newRig(t *testing.T) *rig {
 	t.Helper()
 	srv := testenv.RedisServer(t)
 	c := srv.Client(t, 0)
@@ -62,10 +62,10 @@ func newFleet(t *testing.T) *fleet {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &fleet{t: t, client: c, conn: conn, disp: d}
+	return &rig{t: t, client: c, conn: conn, disp: d}
 }
 
-func (f *fleet) dispatch(cmd any) {
+func (f *rig) dispatch(cmd any) {
 	f.t.Helper()
 	if _, err := f.disp.Dispatch(context.Background(), cmd); err != nil {
 		f.t.Fatal(err)
@@ -73,7 +73,7 @@ func (f *fleet) dispatch(cmd any) {
 }
 
 // work runs a worker until the queue is empty and returns its events.
-func (f *fleet) work(jobs *laraq.Jobs, cfg laraq.WorkerConfig) []laraq.Event {
+func (f *rig) work(jobs *laraq.Jobs, cfg laraq.WorkerConfig) []laraq.Event {
 	f.t.Helper()
 	cfg.StopWhenEmpty = true
 	cfg.Sleep = -1
@@ -124,7 +124,7 @@ func trace(trail *[]string, name string) laraq.Middleware {
 // name, the type's Middleware(), then ->through()'s, then the handler, as
 // CallQueuedHandler::dispatchThroughMiddleware orders the class's and the payload's.
 func TestWorkerChainOrder(t *testing.T) {
-	f := newFleet(t)
+	f := newRig(t)
 	var trail []string
 	guards = func(j syncOrder) []laraq.Middleware {
 		return []laraq.Middleware{trace(&trail, fmt.Sprintf("type:%d", j.OrderID))}
@@ -172,7 +172,7 @@ func TestWorkerPanicIsAnException(t *testing.T) {
 			[]string{"failed by FailOnException failed", "exception by FailOnException failed"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFleet(t)
+			f := newRig(t)
 			guards = func(syncOrder) []laraq.Middleware { return []laraq.Middleware{tc.guard} }
 			t.Cleanup(func() { guards = nil })
 			f.dispatch(syncOrder{OrderID: 1})
@@ -194,7 +194,7 @@ func TestWorkerPanicIsAnException(t *testing.T) {
 // TestWorkerThroughUnknownFails: a ->through() object this worker has no Go form for
 // fails the job, naming the class, instead of running it unguarded.
 func TestWorkerThroughUnknownFails(t *testing.T) {
-	f := newFleet(t)
+	f := newRig(t)
 	cmd := syncOrder{OrderID: 3}
 	cmd.Queueable.Middleware = []any{phpser.NewObject(`App\Queue\Middleware\EnsureTenant`)}
 	f.dispatch(cmd)
@@ -237,7 +237,7 @@ func TestWorkerEventsNameTheMiddleware(t *testing.T) {
 		}), []string{"released by MiddlewareFunc released", "processed by MiddlewareFunc released"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFleet(t)
+			f := newRig(t)
 			f.dispatch(syncOrder{OrderID: 1})
 			ran := false
 			jobs := laraq.NewJobs()
@@ -259,7 +259,7 @@ func TestWorkerEventsNameTheMiddleware(t *testing.T) {
 // read from the command's property as PHP's middleware() reads $this->orderId; a
 // command without that property is an error naming it, not an unguarded run.
 func TestWorkerClassSpecGuardsAnUntypedClass(t *testing.T) {
-	f := newFleet(t)
+	f := newRig(t)
 	specs := mw.NewSpecs()
 	if err := specs.AddMiddleware(`App\Jobs\SyncOrder=without-overlapping:orderId,release-after=10,expire-after=60`); err != nil {
 		t.Fatal(err)
