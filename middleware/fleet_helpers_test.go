@@ -342,7 +342,9 @@ func (f *fleet) delayed() map[string]float64 {
 // gate is a file a handler waits for; started reports that the handler runs.
 type gate string
 
-func newGate(t *testing.T) gate { return gate(filepath.Join(t.TempDir(), "gate-"+testenv.RandomName(3))) }
+func newGate(t *testing.T) gate {
+	return gate(filepath.Join(t.TempDir(), "gate-"+testenv.RandomName(3)))
+}
 
 func (g gate) waitStarted(t *testing.T) {
 	t.Helper()
