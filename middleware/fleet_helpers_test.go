@@ -370,3 +370,25 @@ func (f *fleet) left() string {
 	}
 	return fmt.Sprintf("(ready %d, reserved %d)", ready, reserved)
 }
+
+// shipsSince is the first release of each middleware (docs/middleware.md): those of
+// every release come with Illuminate\Queue\Middleware in 8.x.
+var shipsSince = map[string][3]int{
+	"WithoutOverlapping": {8, 0, 0}, "RateLimited": {8, 0, 0}, "RateLimitedWithRedis": {8, 0, 0},
+	"ThrottlesExceptions": {8, 0, 0}, "ThrottlesExceptionsWithRedis": {8, 0, 0},
+	"SkipIfBatchCancelled": {9, 49, 0}, "Skip": {11, 23, 0}, "FailOnException": {12, 19, 0}, "Release": {13, 18, 1},
+}
+
+// needMiddleware skips, by name, a test of a middleware the release does not ship.
+func needMiddleware(t *testing.T, rel laraq.Release, names ...string) {
+	t.Helper()
+	for _, n := range names {
+		v, ok := shipsSince[n]
+		if !ok {
+			t.Fatalf("no release known for %s", n)
+		}
+		if !rel.AtLeast(v[0], v[1], v[2]) {
+			t.Skipf("Laravel %s does not ship %s (%d.%d.%d+)", rel, n, v[0], v[1], v[2])
+		}
+	}
+}

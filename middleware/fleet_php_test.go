@@ -121,6 +121,7 @@ func TestFleetWithoutOverlapping(t *testing.T) {
 			{"overlap", true, "delayed attempts=1 delay=7"},
 		} {
 			t.Run(fmt.Sprintf("%s/database=%v", tc.guard, tc.database), func(t *testing.T) {
+				needMiddleware(t, releaseOf(t, major), "WithoutOverlapping")
 				phpPHP := runFleetOverlap(t, srv, major, tc.database, tc.guard, "php", "php")
 				if phpPHP.guest != tc.guest || fmt.Sprint(phpPHP.ran) != "[php K]" || !strings.Contains(phpPHP.lock, "expires in 120 s") || phpPHP.after != "" {
 					t.Fatalf("two PHP workers: %+v; want the guest %s", phpPHP, tc.guest)
@@ -215,7 +216,9 @@ func TestFleetRateLimited(t *testing.T) {
 			database  bool
 			withRedis bool
 		}{{"limited", false, false}, {"limited", true, false}, {"limited-redis", false, true}} {
+			name := map[bool]string{false: "RateLimited", true: "RateLimitedWithRedis"}[tc.withRedis]
 			t.Run(fmt.Sprintf("%s/database=%v/in turns", tc.guard, tc.database), func(t *testing.T) {
+				needMiddleware(t, releaseOf(t, major), name)
 				f := newFleet(t, srv, major, tc.database)
 				var reqs []string
 				for i := 1; i <= 6; i++ {
@@ -238,6 +241,7 @@ func TestFleetRateLimited(t *testing.T) {
 				}
 			})
 			t.Run(fmt.Sprintf("%s/database=%v/at once", tc.guard, tc.database), func(t *testing.T) {
+				needMiddleware(t, releaseOf(t, major), name)
 				f := newFleet(t, srv, major, tc.database)
 				var reqs []string
 				for i := 1; i <= 8; i++ {
@@ -281,6 +285,7 @@ func TestFleetThrottlesExceptions(t *testing.T) {
 		}{{"throttled", false, 3}, {"throttled-redis", true, 0}} {
 			for _, order := range []string{"php go php", "go php go"} {
 				t.Run(tc.guard+"/"+order, func(t *testing.T) {
+					needMiddleware(t, releaseOf(t, major), map[bool]string{false: "ThrottlesExceptions", true: "ThrottlesExceptionsWithRedis"}[tc.withRedis])
 					f := newFleet(t, srv, major, false)
 					f.dispatch(guardedJob(`"key":"1","guard":"`+tc.guard+`","throw":true`),
 						guardedJob(`"key":"2","guard":"`+tc.guard+`","throw":true`),

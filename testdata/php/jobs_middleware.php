@@ -3,8 +3,8 @@
 // PHP/Go fleet tests of package middleware, on every release bootstrap.php boots (each
 // guard only where the release ships its middleware).
 //
-//   App\Jobs\MiddlewareGuarded   public key, guard, wait, throw; use Batchable,
-//                                InteractsWithQueue, Queueable.
+//   App\Jobs\MiddlewareGuarded   public key, guard, wait, throw; use Batchable (where the
+//                                release has it: 8.0+), InteractsWithQueue, Queueable.
 //     middleware() by guard:
 //       overlap               (new WithoutOverlapping($this->key))->releaseAfter(7)->expireAfter(120)
 //       overlap-dont-release  (new WithoutOverlapping($this->key))->dontRelease()->expireAfter(120)
@@ -42,6 +42,9 @@ namespace {
     }
 
     laraq_on_jobs_boot(function ($app) {
+        if (! class_exists(Limit::class)) {
+            return; // before 8.0: no named rate limiters, no job middleware
+        }
         $app->singleton(RateLimiter::class, fn ($app) => new RateLimiter($app['cache']->driver($app['config']->get('cache.limiter'))));
         $app->make(RateLimiter::class)->for('fleet', fn ($job) => Limit::perMinute(3)->by('fleet'));
     });
@@ -53,9 +56,22 @@ namespace App\Jobs {
     use Illuminate\Contracts\Queue\ShouldQueue;
     use Illuminate\Queue\InteractsWithQueue;
 
+    // Batchable arrived with job batches in 8.0; the class loads on every release.
+    if (trait_exists(Batchable::class)) {
+        trait MiddlewareGuardedBatch
+        {
+            use Batchable;
+        }
+    } else {
+        trait MiddlewareGuardedBatch
+        {
+            public $batchId;
+        }
+    }
+
     class MiddlewareGuarded implements ShouldQueue
     {
-        use Batchable, InteractsWithQueue, Queueable;
+        use MiddlewareGuardedBatch, InteractsWithQueue, Queueable;
 
         public $key = 'k';
         public $guard = 'none';
