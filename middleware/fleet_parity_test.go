@@ -185,3 +185,73 @@ func jsonString(s string) string {
 	b.WriteByte('"')
 	return b.String()
 }
+
+// TestFleetRoundTripsMatchPHP: through the workers, a middleware sends the Redis
+// commands on its keys PHP's sends for it, as many of each, no more (MONITOR on a server
+// of its own; EVALSHA counted as EVAL, the scripts loaded at the worker's start as a
+// running PHP worker has them cached in Redis): the scenarios of TestFleetParityWithPHP
+// on the Redis store.
+func TestFleetRoundTripsMatchPHP(t *testing.T) {
+	markers := []string{"laravel-queue-overlap:", rdb.RateLimitedKey("fleet", "fleet"), rdb.ThrottlesExceptionsPrefix}
+	testenv.ForEachMajor(t, func(t *testing.T, major int) {
+		srv, err := testenv.StartRedis()
+		if err != nil {
+			testenv.Need(t, false, "redis-server: %v", err)
+		}
+		defer srv.Stop()
+		mon := startMonitor(t, srv.Addr)
+		c := srv.Client(t, 0)
+		rel := releaseOf(t, major)
+		for _, sc := range fleetScenarios() {
+			if sc.database || sc.batch {
+				continue
+			}
+			t.Run(sc.name, func(t *testing.T) {
+				name, _, _ := strings.Cut(sc.name, "/")
+				needMiddleware(t, rel, name)
+				req := strings.TrimSuffix(guardedJob(`"key":"K",`+sc.props), "}")
+				if sc.through != "" {
+					req += `,"through":` + jsonString(sc.through)
+				}
+				job := newFleet(t, srv, major, false).dispatch(req + "}")[0]
+				trips := map[string]string{}
+				for _, lang := range []string{"php", "go"} {
+					f := newFleet(t, srv, major, false)
+					var seeds []seed
+					if sc.seed != nil {
+						seeds = sc.seed(rel)
+					}
+					for i := range seeds {
+						seeds[i].Key = strings.ReplaceAll(seeds[i].Key, "{c}", storePrefix(major))
+					}
+					seedGo(t, srv, f.side, seeds, time.Now().Unix())
+					f.push(job)
+					mon.take(t, c, nil)
+					if lang == "php" {
+						f.phpOnce()
+					} else {
+						f.goOnce(laraq.WorkerConfig{})
+					}
+					trips[lang] = strings.Join(mon.take(t, c, func(line string) bool {
+						if !strings.Contains(line, f.side.prefix) {
+							return false
+						}
+						for _, m := range markers {
+							if strings.Contains(line, m) {
+								return true
+							}
+						}
+						return false
+					}), " ")
+				}
+				stateless := name == "Skip" || name == "FailOnException" || name == "Release"
+				if trips["php"] == "" && !stateless || trips["go"] != trips["php"] {
+					t.Errorf("round trips on the middleware's keys\n  PHP: %s\n   Go: %s", trips["php"], trips["go"])
+				}
+				if testing.Verbose() {
+					t.Logf("round trips: %s", trips["go"])
+				}
+			})
+		}
+	})
+}

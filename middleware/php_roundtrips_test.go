@@ -100,6 +100,40 @@ func (m *monitor) since(t *testing.T, c *redis.Client) (trips, inScripts string)
 	}
 }
 
+// take returns the commands clients sent (not those scripts ran) since the last call
+// that keep accepts, sorted, named as since names them; keep nil takes none (a sync).
+func (m *monitor) take(t *testing.T, c *redis.Client, keep func(line string) bool) []string {
+	t.Helper()
+	marker := "marker-" + testenv.RandomName(6)
+	if err := c.Echo(context.Background(), marker).Err(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		m.mu.Lock()
+		done := len(m.lines) > 0 && strings.Contains(m.lines[len(m.lines)-1], marker)
+		lines := m.lines
+		if done {
+			m.lines = nil
+		}
+		m.mu.Unlock()
+		if done {
+			var out []string
+			for _, l := range lines {
+				if name, inLua := monitored(l); name != "" && !inLua && keep != nil && keep(l) {
+					out = append(out, name)
+				}
+			}
+			sort.Strings(out)
+			return out
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("MONITOR did not catch up")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // monitored reads one MONITOR line: `+TS [DB ADDR] "cmd" "arg" ...`, ADDR "lua" for a
 // script's commands.
 func monitored(line string) (name string, inLua bool) {
