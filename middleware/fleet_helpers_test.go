@@ -144,6 +144,16 @@ func (f *fleet) dispatch(reqs ...string) []string {
 	return out
 }
 
+// dispatchGuarded queues n jobs of the class with this guard, keys "1" to n.
+func (f *fleet) dispatchGuarded(n int, guard string) {
+	f.t.Helper()
+	reqs := make([]string, n)
+	for i := range reqs {
+		reqs[i] = guardedJob(fmt.Sprintf(`"key":"%d","guard":"%s"`, i+1, guard))
+	}
+	f.dispatch(reqs...)
+}
+
 // push queues payloads as they are (RPUSH, as RedisQueue::pushRaw).
 func (f *fleet) push(payloads ...string) {
 	f.t.Helper()

@@ -194,13 +194,7 @@ func jsonString(s string) string {
 func TestFleetRoundTripsMatchPHP(t *testing.T) {
 	markers := []string{"laravel-queue-overlap:", rdb.RateLimitedKey("fleet", "fleet"), rdb.ThrottlesExceptionsPrefix}
 	testenv.ForEachMajor(t, func(t *testing.T, major int) {
-		srv, err := testenv.StartRedis()
-		if err != nil {
-			testenv.Need(t, false, "redis-server: %v", err)
-		}
-		defer srv.Stop()
-		mon := startMonitor(t, srv.Addr)
-		c := srv.Client(t, 0)
+		srv, mon, c := monitoredServer(t)
 		rel := releaseOf(t, major)
 		for _, sc := range fleetScenarios() {
 			if sc.database || sc.batch {

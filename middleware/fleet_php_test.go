@@ -220,11 +220,7 @@ func TestFleetRateLimited(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/database=%v/in turns", tc.guard, tc.database), func(t *testing.T) {
 				needMiddleware(t, releaseOf(t, major), name)
 				f := newFleet(t, srv, major, tc.database)
-				var reqs []string
-				for i := 1; i <= 6; i++ {
-					reqs = append(reqs, guardedJob(fmt.Sprintf(`"key":"%d","guard":"%s"`, i, tc.guard)))
-				}
-				f.dispatch(reqs...)
+				f.dispatchGuarded(6, tc.guard)
 				for i := range 6 {
 					if i%2 == 0 {
 						f.phpOnce()
@@ -243,11 +239,7 @@ func TestFleetRateLimited(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/database=%v/at once", tc.guard, tc.database), func(t *testing.T) {
 				needMiddleware(t, releaseOf(t, major), name)
 				f := newFleet(t, srv, major, tc.database)
-				var reqs []string
-				for i := 1; i <= 8; i++ {
-					reqs = append(reqs, guardedJob(fmt.Sprintf(`"key":"%d","guard":"%s"`, i, tc.guard)))
-				}
-				f.dispatch(reqs...)
+				f.dispatchGuarded(8, tc.guard)
 				cmd, out := f.phpStart("--stop-when-empty")
 				f.goRun(f.goWorker(laraq.WorkerConfig{StopWhenEmpty: true}, false))
 				f.phpWait(cmd, out)

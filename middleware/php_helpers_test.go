@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -337,15 +336,7 @@ func goHandler(behaviour string, ran *bool) job.Next {
 		case behaviour == "fail":
 			return job.Fail(errors.New("failed by the handler"))
 		case strings.HasPrefix(behaviour, "wait:"):
-			path := strings.TrimPrefix(behaviour, "wait:")
-			_ = os.WriteFile(path+".started", []byte("1"), 0o644)
-			deadline := time.Now().Add(20 * time.Second)
-			for time.Now().Before(deadline) {
-				if _, err := os.Stat(path); err == nil {
-					break
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
+			waitGate(strings.TrimPrefix(behaviour, "wait:"))
 		}
 		return nil
 	}

@@ -124,14 +124,20 @@ func (s *Specs) ReadFile(r io.Reader) error {
 	return nil
 }
 
+// cutSpec splits NAME=REST, the name (a label's) checked.
+func cutSpec(spec, label, want, example string) (name, rest string, err error) {
+	name, rest, ok := strings.Cut(spec, "=")
+	name = strings.TrimSpace(name)
+	if !ok || name == "" {
+		return "", "", fmt.Errorf("want %s, e.g. '%s'", want, example)
+	}
+	return name, rest, checkName(label, name)
+}
+
 // parseClassSpec reads CLASS=MIDDLEWARE[;MIDDLEWARE...].
 func parseClassSpec(spec string) (string, []job.Middleware, error) {
-	class, rest, ok := strings.Cut(spec, "=")
-	class = strings.TrimSpace(class)
-	if !ok || class == "" {
-		return "", nil, fmt.Errorf("want CLASS=MIDDLEWARE, e.g. 'App\\Jobs\\SyncOrder=without-overlapping:orderId'")
-	}
-	if err := checkName("class", class); err != nil {
+	class, rest, err := cutSpec(spec, "class", "CLASS=MIDDLEWARE", `App\Jobs\SyncOrder=without-overlapping:orderId`)
+	if err != nil {
 		return "", nil, err
 	}
 	var ms []job.Middleware
@@ -401,12 +407,8 @@ func btoi(b bool) int {
 
 // parseLimiterSpec reads NAME=LIMIT[;LIMIT...].
 func parseLimiterSpec(spec string) (string, limitsFunc, error) {
-	name, rest, ok := strings.Cut(spec, "=")
-	name = strings.TrimSpace(name)
-	if !ok || name == "" {
-		return "", nil, fmt.Errorf("want NAME=LIMIT, e.g. 'emails=10/minute'")
-	}
-	if err := checkName("limiter", name); err != nil {
+	name, rest, err := cutSpec(spec, "limiter", "NAME=LIMIT", "emails=10/minute")
+	if err != nil {
 		return "", nil, err
 	}
 	type limitSpec struct {

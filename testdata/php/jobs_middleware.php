@@ -24,22 +24,10 @@
 //   The limiter 'fleet' is Limit::perMinute(3)->by('fleet'), defined at boot with the
 //   RateLimiter CacheServiceProvider binds (cache.limiter, else the default store).
 //
-// laraq_middleware_expr(EXPR) evaluates a PHP expression with the middleware classes and
-// Limit imported (dispatch.php's "through").
 
 namespace {
     use Illuminate\Cache\RateLimiter;
     use Illuminate\Cache\RateLimiting\Limit;
-
-    function laraq_middleware_expr(string $expr)
-    {
-        $uses = 'use Illuminate\Queue\Middleware\WithoutOverlapping; use Illuminate\Queue\Middleware\RateLimited;'
-            . 'use Illuminate\Queue\Middleware\RateLimitedWithRedis; use Illuminate\Queue\Middleware\ThrottlesExceptions;'
-            . 'use Illuminate\Queue\Middleware\ThrottlesExceptionsWithRedis; use Illuminate\Queue\Middleware\Skip;'
-            . 'use Illuminate\Queue\Middleware\SkipIfBatchCancelled; use Illuminate\Queue\Middleware\FailOnException;'
-            . 'use Illuminate\Queue\Middleware\Release; use Illuminate\Cache\RateLimiting\Limit;';
-        return eval($uses . ' return ' . $expr . ';');
-    }
 
     laraq_on_jobs_boot(function ($app) {
         if (! class_exists(Limit::class)) {
