@@ -166,3 +166,21 @@ func TestNames(t *testing.T) {
 		}
 	}
 }
+
+// ExampleSpecs: the middleware `laraq work --middleware` gives a class without Go type,
+// and a limiter of --limiter, for WorkerConfig.ClassMiddleware and Limiters.
+func ExampleSpecs() {
+	specs := mw.NewSpecs()
+	_ = specs.AddMiddleware(`App\Jobs\SyncOrder=without-overlapping:orderId,release-after=10;rate-limited:orders`)
+	_ = specs.AddLimiter("orders=10/minute")
+	for _, m := range specs.Classes[`App\Jobs\SyncOrder`] {
+		fmt.Println(mw.Name(m))
+	}
+	fmt.Println(specs.Limiters.Has("orders"))
+	fmt.Println(specs.AddMiddleware(`App\Jobs\SyncOrder=without-overlap:orderId`))
+	// Output:
+	// WithoutOverlapping
+	// RateLimited
+	// true
+	// "App\\Jobs\\SyncOrder=without-overlap:orderId": unknown middleware "without-overlap" (want without-overlapping, rate-limited, rate-limited-with-redis, throttles-exceptions, throttles-exceptions-with-redis or skip-if-batch-cancelled)
+}
