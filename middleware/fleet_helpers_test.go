@@ -381,11 +381,11 @@ func (f *fleet) left() string {
 	return fmt.Sprintf("(ready %d, reserved %d)", ready, reserved)
 }
 
-// shipsSince is the first release of each middleware (docs/middleware.md): those of
-// every release come with Illuminate\Queue\Middleware in 8.x.
+// shipsSince is the first release of each middleware (docs/middleware.md;
+// Illuminate\Queue\Middleware arrived in 8.x, testenv.JobMiddleware).
 var shipsSince = map[string][3]int{
-	"WithoutOverlapping": {8, 0, 0}, "RateLimited": {8, 0, 0}, "RateLimitedWithRedis": {8, 0, 0},
-	"ThrottlesExceptions": {8, 0, 0}, "ThrottlesExceptionsWithRedis": {8, 0, 0},
+	"WithoutOverlapping": {8, 11, 0}, "RateLimited": {8, 11, 0}, "RateLimitedWithRedis": {8, 11, 0},
+	"ThrottlesExceptions": {8, 32, 0}, "ThrottlesExceptionsWithRedis": {8, 32, 0},
 	"SkipIfBatchCancelled": {9, 49, 0}, "Skip": {11, 23, 0}, "FailOnException": {12, 19, 0}, "Release": {13, 18, 1},
 }
 
