@@ -64,8 +64,11 @@ const (
 // DecisionOf says which middleware decided an attempt's outcome err, and what: "" when
 // no middleware did (the handler returned err itself).
 func DecisionOf(err error) (by string, d Decision) {
+	if err == nil {
+		return "", "" // before md is declared: errors.As makes it escape, a heap allocation per job
+	}
 	var md *MiddlewareDecision
-	if err == nil || !errors.As(err, &md) {
+	if !errors.As(err, &md) {
 		return "", ""
 	}
 	switch o, _ := OutcomeOf(err); o {

@@ -64,6 +64,11 @@ type JobInfo struct {
 	env  *Env  // what the worker running the job gives it; nil in tests (package laraqtest)
 	jobs *Jobs // the registry whose handler runs the job (Go types of classes)
 
+	// decidedBy and decision: the middleware that decided this attempt's outcome and
+	// what it decided, which the worker's events report (see Decide).
+	decidedBy string
+	decision  Decision
+
 	cmd    *phpser.Value
 	cmdErr error
 	cmdSet bool
@@ -84,6 +89,17 @@ type Env struct {
 
 // Attach gives a job the Env of the worker running it and the registry routing it.
 func Attach(j *JobInfo, env *Env, jobs *Jobs) { j.env, j.jobs = env, jobs }
+
+// Decide records that middleware by decided the attempt's outcome: d; "" for none.
+func Decide(j *JobInfo, by string, d Decision) { j.decidedBy, j.decision = by, d }
+
+// Decided is what Decide recorded for the attempt.
+func Decided(j *JobInfo) (by string, d Decision) {
+	if j == nil {
+		return "", ""
+	}
+	return j.decidedBy, j.decision
+}
 
 // DisplayNameOf is what PHP's middleware name a job by from 12.41: the command's
 // displayName() when its class has that method (has), else its class. A class has it

@@ -89,17 +89,6 @@ func (j *Jobs) setOptions(class string, opts []HandleOption) {
 	}
 }
 
-// RegisteredMiddleware returns the middleware of the registration a job was routed to
-// (registeredAs, as Lookup returns it): nil when it has none.
-func RegisteredMiddleware(j *Jobs, registeredAs string) []Middleware {
-	if j == nil {
-		return nil
-	}
-	j.mu.RLock()
-	defer j.mu.RUnlock()
-	return j.middleware[registeredAs]
-}
-
 // NewJobs returns an empty set of handlers.
 func NewJobs() *Jobs {
 	return &Jobs{handlers: map[string]HandlerFunc{}, aliases: map[string]string{}, types: map[string]reflect.Type{}}
@@ -330,6 +319,23 @@ func Lookup(j *Jobs, class string) (h HandlerFunc, registeredAs string, ok bool)
 	}
 	j.mu.RLock()
 	defer j.mu.RUnlock()
+	return j.lookup(class)
+}
+
+// LookupWithMiddleware is Lookup with the registration's own middleware (WithMiddleware),
+// under one read lock: what a worker asks for every job.
+func LookupWithMiddleware(j *Jobs, class string) (h HandlerFunc, middleware []Middleware, ok bool) {
+	if j == nil {
+		return nil, nil, false
+	}
+	j.mu.RLock()
+	defer j.mu.RUnlock()
+	h, as, ok := j.lookup(class)
+	return h, j.middleware[as], ok
+}
+
+// lookup is Lookup under j.mu.
+func (j *Jobs) lookup(class string) (h HandlerFunc, registeredAs string, ok bool) {
 	for n := 0; n <= maxAliasHops; n++ {
 		if h, ok := j.handlers[class]; ok {
 			return h, class, true

@@ -72,7 +72,7 @@ func (p *processor) process(r *run, a *attempt, env *payload.Envelope, err error
 		p.settler.alreadyFailed(r, a, row)
 		return false
 	}
-	h, registeredAs, ok := job.Lookup(p.jobs, a.job.Class)
+	h, registered, ok := job.LookupWithMiddleware(p.jobs, a.job.Class)
 	if !ok {
 		p.settler.unhandled(r, a)
 		return false
@@ -93,7 +93,7 @@ func (p *processor) process(r *run, a *attempt, env *payload.Envelope, err error
 		p.settler.superseded(r, a)
 		return false
 	}
-	return p.runner.run(r, a, h, registeredAs)
+	return p.runner.run(r, a, h, registered)
 }
 
 // jobInfo is the JobInfo of a parsed attempt: what Laravel's RedisJob offers.

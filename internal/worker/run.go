@@ -35,7 +35,7 @@ type runner struct {
 // the timeout (or leaves the job reserved at shutdown) and frees the slot, so a handler
 // that ignores its context cannot block the worker; whatever that handler returns later
 // is only logged. takenOver reports that case.
-func (n *runner) run(r *run, a *attempt, h job.HandlerFunc, registeredAs string) (takenOver bool) {
+func (n *runner) run(r *run, a *attempt, h job.HandlerFunc, registered []job.Middleware) (takenOver bool) {
 	timeout := n.cfg.Timeout
 	if t := a.job.Payload.Timeout; t != nil {
 		// PHP arms pcntl_alarm(max(timeout, 0)); alarm 0 means none.
@@ -75,7 +75,7 @@ func (n *runner) run(r *run, a *attempt, h job.HandlerFunc, registeredAs string)
 			r.finish(n.cfg.Rest)
 		})
 	})
-	err := n.call(hctx, a, h, registeredAs)
+	err := n.call(hctx, a, h, registered)
 	stopWatch()
 	if !state.CompareAndSwap(running, returned) {
 		n.abandoned.Add(-1)
@@ -91,10 +91,10 @@ func (n *runner) run(r *run, a *attempt, h job.HandlerFunc, registeredAs string)
 // heartbeat before returning, so that whatever the settle stage does next with the job
 // (delete, release, fail) runs with no heartbeat left. A panic anywhere in the pipeline
 // becomes a *job.PanicError.
-func (n *runner) call(ctx context.Context, a *attempt, h job.HandlerFunc, registeredAs string) error {
+func (n *runner) call(ctx context.Context, a *attempt, h job.HandlerFunc, registered []job.Middleware) error {
 	stop := n.holder.whileRunning(ctx, a)
 	defer stop()
-	return job.Call(ctx, n.pipeline(a, h, registeredAs), a.job)
+	return job.Call(ctx, n.pipeline(a, h, registered), a.job)
 }
 
 // pipeline is what CallQueuedHandler::dispatchThroughMiddleware runs, after what a Go
@@ -105,7 +105,7 @@ func (n *runner) call(ctx context.Context, a *attempt, h job.HandlerFunc, regist
 // a ShouldBeUniqueUntilProcessing job's lock (or just after the handler, when the handler
 // named it), then the handler, whose panic becomes an exception the middleware see, as
 // PHP's see a Throwable.
-func (n *runner) pipeline(a *attempt, h job.HandlerFunc, registeredAs string) job.HandlerFunc {
+func (n *runner) pipeline(a *attempt, h job.HandlerFunc, registered []job.Middleware) job.HandlerFunc {
 	handle := func(ctx context.Context, info *job.JobInfo) error {
 		n.uniques.beforeHandle(ctx, a)
 		err := h(ctx, info)
@@ -116,7 +116,7 @@ func (n *runner) pipeline(a *attempt, h job.HandlerFunc, registeredAs string) jo
 		if n.batches.skipCancelled(ctx, a) {
 			return &job.MiddlewareDecision{By: "SkipIfBatchCancelled"}
 		}
-		ms, err := n.middleware(a, registeredAs)
+		ms, err := n.middleware(a, registered)
 		if err != nil {
 			return err
 		}
@@ -138,10 +138,10 @@ func (n *runner) pipeline(a *attempt, h job.HandlerFunc, registeredAs string) jo
 // common case, which costs a few map lookups and a scan of the command's text). A
 // ->through() object this worker cannot run, or a command its Go type cannot hold,
 // fails the job rather than let it run without the guard PHP would have applied.
-func (n *runner) middleware(a *attempt, registeredAs string) ([]job.Middleware, error) {
+func (n *runner) middleware(a *attempt, registered []job.Middleware) ([]job.Middleware, error) {
 	var ms []job.Middleware
 	ms = append(ms, n.cfg.Middleware...)
-	ms = append(ms, job.RegisteredMiddleware(n.jobs, registeredAs)...)
+	ms = append(ms, registered...)
 	ms = append(ms, n.cfg.ClassMiddleware[a.job.Class]...)
 	if cmd, _ := a.command(n.jobs); a.traits != nil && a.traits.Middleware {
 		if a.cmdErr != nil {

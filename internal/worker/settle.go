@@ -37,9 +37,8 @@ type settler struct {
 // CallQueuedHandler and Worker::process do: acknowledge, release or fail, then the event.
 func (s *settler) applyOutcome(r *run, a *attempt, err error, runtime, timeout time.Duration, timedOut bool) {
 	outcome, delay := job.OutcomeOf(err)
-	if a.decidedBy, a.decision = job.DecisionOf(err); a.decidedBy != "" {
-		s.log.Debug("job middleware decided", "middleware", a.decidedBy, "decision", a.decision,
-			"job", a.job.Name, "id", a.job.ID, "delay", delay)
+	if by, d := job.DecisionOf(err); by != "" {
+		s.decided(a, by, d, delay)
 	}
 	switch {
 	case timedOut && outcome == job.OutcomeRetry:
@@ -63,7 +62,7 @@ func (s *settler) applyOutcome(r *run, a *attempt, err error, runtime, timeout t
 		}
 		s.batches.succeeded(r.ackCtx, a)
 		s.deleteReserved(r, a)
-		s.emit(a.decided(job.Event{Kind: job.EventProcessed, Queue: a.queue, Job: a.job, Runtime: runtime}))
+		s.emit(job.Event{Kind: job.EventProcessed, Queue: a.queue, Job: a.job, Runtime: runtime})
 	case job.OutcomeDelete:
 		// $this->delete() removed the job during handle(); CallQueuedHandler checks only
 		// "failed" and "released" before continuing the chain, so a deleted job continues it.
@@ -74,10 +73,10 @@ func (s *settler) applyOutcome(r *run, a *attempt, err error, runtime, timeout t
 			return
 		}
 		s.batches.succeeded(r.ackCtx, a)
-		s.emit(a.decided(job.Event{Kind: job.EventProcessed, Queue: a.queue, Job: a.job, Runtime: runtime}))
+		s.emit(job.Event{Kind: job.EventProcessed, Queue: a.queue, Job: a.job, Runtime: runtime})
 	case job.OutcomeRelease:
 		s.release(r, a, delay, false, 0)
-		s.emit(a.decided(job.Event{Kind: job.EventProcessed, Queue: a.queue, Job: a.job, Runtime: runtime}))
+		s.emit(job.Event{Kind: job.EventProcessed, Queue: a.queue, Job: a.job, Runtime: runtime})
 	case job.OutcomeMissingModel:
 		s.missingModel(r, a, err, runtime)
 	case job.OutcomeFail:
@@ -88,15 +87,35 @@ func (s *settler) applyOutcome(r *run, a *attempt, err error, runtime, timeout t
 		case errors.As(err, &md) && md.Rethrown:
 			// FailOnException fails the job, then rethrows: Worker::handleJobException
 			// sees a failed job, so it only fires JobExceptionOccurred.
-			s.emit(a.decided(job.Event{Kind: job.EventException, Queue: a.queue, Job: a.job, Err: err, Runtime: runtime}))
+			s.emit(job.Event{Kind: job.EventException, Queue: a.queue, Job: a.job, Err: err, Runtime: runtime})
 		case !errors.As(err, &de):
 			// $this->fail() inside handle() returns normally, so PHP's worker fires
 			// JobProcessed after JobFailed. A command PHP cannot unserialize throws instead.
-			s.emit(a.decided(job.Event{Kind: job.EventProcessed, Queue: a.queue, Job: a.job, Runtime: runtime}))
+			s.emit(job.Event{Kind: job.EventProcessed, Queue: a.queue, Job: a.job, Runtime: runtime})
 		}
 	default:
 		s.handleException(r, a, err, runtime)
 	}
+}
+
+// decided records the middleware that decided the attempt's outcome, for its events. Its
+// own function: the log call's arguments stay out of applyOutcome's frame, which every
+// job's stack holds.
+func (s *settler) decided(a *attempt, by string, d job.Decision, delay time.Duration) {
+	job.Decide(a.job, by, d)
+	s.log.Debug("job middleware decided", "middleware", by, "decision", d, "job", a.job.Name, "id", a.job.ID, "delay", delay)
+}
+
+// middlewareDecided says a middleware decided the attempt's outcome.
+func middlewareDecided(a *attempt) bool {
+	by, _ := job.Decided(a.job)
+	return by != ""
+}
+
+// failedByMiddleware logs a failure a middleware decided.
+func (s *settler) failedByMiddleware(a *attempt, cause error) {
+	by, _ := job.Decided(a.job)
+	s.log.Warn("job failed by middleware", "queue", a.queue, "id", a.id(), "middleware", by, "err", cause)
 }
 
 // handleException is Worker::handleJobException: fail the job when this was its last
@@ -231,8 +250,8 @@ func (s *settler) release(r *run, a *attempt, delay time.Duration, afterExceptio
 		}
 	}
 	s.books.jobReleased(r.ackCtx, a)
-	s.emit(a.decided(job.Event{Kind: job.EventReleased, Queue: a.queue, Job: a.job, Delay: time.Duration(rdb.Seconds(delay)) * time.Second,
-		AfterException: afterException, Runtime: runtime}))
+	s.emit(job.Event{Kind: job.EventReleased, Queue: a.queue, Job: a.job, Delay: time.Duration(rdb.Seconds(delay)) * time.Second,
+		AfterException: afterException, Runtime: runtime})
 }
 
 // fail is Job::fail: record the payload as popped in the failed store, then delete the
@@ -280,14 +299,14 @@ func (s *settler) fail(r *run, a *attempt, cause error, runtime time.Duration) {
 		s.log.Error("job failed and no failed-job store is configured; the job is only in this log now",
 			"queue", a.queue, "id", a.id(), "err", cause,
 			"payload_base64", base64.StdEncoding.EncodeToString(a.popped.Job))
-	case a.decidedBy != "":
-		s.log.Warn("job failed by middleware", "queue", a.queue, "id", a.id(), "middleware", a.decidedBy, "err", cause)
+	case middlewareDecided(a):
+		s.failedByMiddleware(a, cause)
 	default:
 		s.log.Warn("job failed", "queue", a.queue, "id", a.id(), "err", cause)
 	}
 	s.deleteReserved(r, a)
 	s.jobFailed(r, a) // CallQueuedHandler::failed(): unique lock, batch
-	e := a.decided(job.Event{Kind: job.EventFailed, Queue: a.queue, Job: a.job, Err: cause, Runtime: runtime})
+	e := job.Event{Kind: job.EventFailed, Queue: a.queue, Job: a.job, Err: cause, Runtime: runtime}
 	if a.job == nil {
 		e.Payload = a.popped.Job
 	}

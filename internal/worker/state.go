@@ -185,10 +185,6 @@ type attempt struct {
 	cmdErr  error // why the command did not decode into its Go type
 	traits  *job.Traits
 	decoded bool
-	// decidedBy and decision: the middleware that decided the attempt's outcome, and
-	// what it decided (see job.DecisionOf), for the events of that outcome.
-	decidedBy string
-	decision  job.Decision
 	// uniqueReleased: the unique lock was released (or will not be by this attempt).
 	uniqueReleased bool
 
@@ -230,6 +226,8 @@ func (b *base) emit(e job.Event) {
 	if e.Connection == "" {
 		e.Connection = b.cfg.Connection
 	}
+	// Every event of an attempt whose outcome a middleware decided names it.
+	e.Middleware, e.Decision = job.Decided(e.Job)
 	b.cfg.OnEvent(e)
 }
 
@@ -296,12 +294,6 @@ func (a *attempt) command(jobs *job.Jobs) (any, *job.Traits) {
 		return nil, nil
 	}
 	return a.cmd, a.traits
-}
-
-// decided puts on e who decided the attempt's outcome, if a middleware did.
-func (a *attempt) decided(e job.Event) job.Event {
-	e.Middleware, e.Decision = a.decidedBy, a.decision
-	return e
 }
 
 // logInvalid reports a payload the pop script moved to the invalid list.
