@@ -93,7 +93,7 @@ func (e *Env) durationLimiter(connection string) (*rdb.DurationLimiter, error) {
 	if connection != "" {
 		client = e.RedisConnections[connection]
 		if client == nil {
-			return nil, fmt.Errorf("Redis connection [%s] not configured", connection)
+			return nil, fmt.Errorf("redis connection [%s] not configured", connection)
 		}
 	}
 	if client == nil {

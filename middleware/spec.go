@@ -184,12 +184,6 @@ func parseOptions(name string, parts []string) (*options, error) {
 	return o, nil
 }
 
-func (o *options) has(k string) bool {
-	_, ok := o.m[k]
-	o.used[k] = true
-	return ok
-}
-
 func (o *options) text(k string) (string, bool) {
 	v, ok := o.m[k]
 	o.used[k] = true
