@@ -98,7 +98,8 @@ func (p *processor) process(r *run, a *attempt, env *payload.Envelope, err error
 
 // jobInfo is the JobInfo of a parsed attempt: what Laravel's RedisJob offers.
 func (p *processor) jobInfo(a *attempt, env *payload.Envelope) *job.JobInfo {
-	info := &job.JobInfo{
+	info := &a.info
+	*info = job.JobInfo{
 		ID:         env.ID,
 		UUID:       env.UUID,
 		Attempt:    int(env.Attempts) + 1,

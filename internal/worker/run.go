@@ -21,7 +21,7 @@ type runner struct {
 	base
 	jobs    *job.Jobs
 	settler *settler
-	holder  *holder
+	watch   *watch
 	uniques *uniques
 	batches *batches
 	props   *properties
@@ -31,70 +31,31 @@ type runner struct {
 
 // run runs the handler under the job's timeout, on the job's own goroutine, and
 // settles its outcome. When the job's context ends (timeout or hard stop) and the
-// handler has not returned abandonWait later, a watchdog takes the job over: it settles
+// handler has not returned abandonWait later, the watch takes the job over: it settles
 // the timeout (or leaves the job reserved at shutdown) and frees the slot, so a handler
 // that ignores its context cannot block the worker; whatever that handler returns later
 // is only logged. takenOver reports that case.
 func (n *runner) run(r *run, a *attempt, h job.HandlerFunc, registered []job.Middleware) (takenOver bool) {
-	timeout := n.cfg.Timeout
+	a.timeout = n.cfg.Timeout
 	if t := a.job.Payload.Timeout; t != nil {
 		// PHP arms pcntl_alarm(max(timeout, 0)); alarm 0 means none.
-		timeout = time.Duration(*t) * time.Second
+		a.timeout = time.Duration(*t) * time.Second
 		if *t <= 0 || *t > int64(365*24*time.Hour/time.Second) {
-			timeout = -1
+			a.timeout = -1
 		}
 	}
-	var hctx context.Context
-	var cancel context.CancelFunc
-	if timeout > 0 {
-		hctx, cancel = context.WithTimeout(r.hardCtx, timeout)
-	} else {
-		hctx, cancel = context.WithCancel(r.hardCtx)
-	}
-	defer cancel()
-
-	const (
-		running = iota
-		returned
-		abandoned
-	)
-	var state atomic.Int32
-	start := time.Now()
-	stopWatch := context.AfterFunc(hctx, func() {
-		time.AfterFunc(abandonWait, func() {
-			if !state.CompareAndSwap(running, abandoned) {
-				return
-			}
-			n.abandoned.Add(1)
-			if errors.Is(hctx.Err(), context.DeadlineExceeded) {
-				n.settler.timedOut(r, a, timeout, time.Since(start))
-			} else {
-				n.log.Warn("job still running at shutdown; it stays reserved until retry_after",
-					"job", a.job.Name, "id", a.job.ID, "queue", a.queue)
-			}
-			r.finish(n.cfg.Rest)
-		})
-	})
-	err := n.call(hctx, a, h, registered)
-	stopWatch()
-	if !state.CompareAndSwap(running, returned) {
+	n.watch.add(r, a) // the timeout, the reservation heartbeat
+	err := job.Call(&a.hctx, n.pipeline(a, h, registered), a.job)
+	if !n.watch.remove(a) {
 		n.abandoned.Add(-1)
 		n.log.Warn("abandoned handler returned", "job", a.job.Name, "id", a.job.ID, "err", err)
 		return true
 	}
 	n.props.check(a)
-	n.settler.applyOutcome(r, a, err, time.Since(start), timeout, errors.Is(hctx.Err(), context.DeadlineExceeded))
+	timedOut := errors.Is(a.hctx.Err(), context.DeadlineExceeded)
+	n.settler.applyOutcome(r, a, err, time.Since(a.started), a.timeout, timedOut)
+	a.hctx.cancel(context.Canceled) // what the handler started with its context ends with it
 	return false
-}
-
-// call runs the job's pipeline while its reservation is kept alive, and stops the
-// heartbeat before returning, so that whatever the settle stage does next with the job
-// (delete, release, fail) runs with no heartbeat left. A panic anywhere in the pipeline
-// becomes a *job.PanicError.
-func (n *runner) call(ctx context.Context, a *attempt, h job.HandlerFunc, registered []job.Middleware) error {
-	stop := n.holder.whileRunning(ctx, a)
-	defer stop()
-	return job.Call(ctx, n.pipeline(a, h, registered), a.job)
 }
 
 // pipeline is what CallQueuedHandler::dispatchThroughMiddleware runs, after what a Go

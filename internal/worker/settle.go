@@ -195,7 +195,9 @@ func (s *settler) deleteReserved(r *run, a *attempt) {
 	a.deleted = true
 	var deleted bool
 	lost, err := s.retry(r.ackCtx, a, "deleting a finished job", func(ctx context.Context) (err error) {
-		deleted, err = s.acks.delete(ctx, a.queue, a.popped.Reserved, a.hz)
+		a.ack.job = rdb.Finished{Queue: a.queue, Reserved: a.popped.Reserved}
+		a.ack.hz = a.hz
+		deleted, err = s.acks.delete(ctx, &a.ack)
 		return err
 	})
 	switch {

@@ -192,6 +192,19 @@ type attempt struct {
 	// see expiry): until then no worker may migrate the job back, and acknowledgements
 	// are worth retrying. Atomic: a hold extends it while the job's goroutine reads it.
 	expires atomic.Int64
+
+	info job.JobInfo // what job points at once the payload is parsed: one allocation for both
+	ack  deleteReq   // the deletion the acknowledgement batcher sends (acks.go)
+
+	// While the handler runs (watch.go): its context, its timeout, and the watch's
+	// bookkeeping, guarded by the watch's lock.
+	hctx      handlerCtx
+	state     atomic.Int32 // running, returned or abandoned (see watch)
+	timeout   time.Duration
+	started   time.Time
+	abandonAt time.Time // the handler's context ended: its job is taken over then
+	nextBeat  time.Time // the reservation's next extension; zero: none
+	beating   bool      // an extension is under way
 }
 
 // expiry is when a's reservation ends at the earliest, as far as this worker knows.

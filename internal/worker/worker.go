@@ -26,6 +26,7 @@ type Worker struct {
 	base
 	fetcher    *fetcher
 	acks       *acks
+	watch      *watch
 	supervisor *horizon.Supervisor // nil: not listed in Horizon's dashboard
 	running    atomic.Bool
 	wake       chan struct{} // Resume nudges a sleeping loop
@@ -46,8 +47,10 @@ func New(cfg *Config, jobs *job.Jobs) (*Worker, error) {
 	batches := &batches{base: b, jobs: jobs}
 	settler := &settler{base: b, rules: rules{cfg}, acks: w.acks, books: books, holder: holder, uniques: uniques,
 		chains: &chains{base: b, jobs: jobs}, batches: batches, models: &models{base: b, jobs: jobs}}
-	runner := &runner{base: b, jobs: jobs, settler: settler, holder: holder, uniques: uniques, batches: batches, abandoned: &w.abandoned,
+	runner := &runner{base: b, jobs: jobs, settler: settler, watch: newWatch(b, settler, &w.abandoned, holder.interval()),
+		uniques: uniques, batches: batches, abandoned: &w.abandoned,
 		props: &properties{base: b, jobs: jobs}}
+	w.watch = runner.watch
 	processor := &processor{base: b, jobs: jobs, rules: rules{cfg}, books: books, runner: runner, settler: settler,
 		debouncer: &debouncer{base: b, jobs: jobs},
 		env:       &job.Env{Encrypter: cfg.Encrypter, Batches: cfg.Batches, Release: cfg.JobRelease}}
@@ -111,6 +114,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		migratedAt: map[string]time.Time{}}
 	stopAcks := w.acks.start(r.ackCtx)
 	defer stopAcks()
+	defer w.watch.start(r)()
 	defer w.startHorizon(l)()
 	if !w.cfg.CacheDisabled {
 		// The value at start is the reference; a read error leaves "unknown", and the
