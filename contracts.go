@@ -74,6 +74,20 @@ type UniqueUntilProcessing = job.UniqueUntilProcessing
 //	func (ImportRow) SkipIfBatchCancelled() {}
 type SkipsCancelledBatch = job.SkipsCancelledBatch
 
+// MiddlewareMethod is implemented by a command type whose PHP class has a middleware()
+// method: a Go worker runs what it returns around the handler, computed from the
+// decoded command as PHP computes it from the unserialized one, after the worker's and
+// the registration's middleware and before those ->through() put in the payload.
+// Package middleware has Laravel's.
+//
+//	func (j SyncOrder) Middleware() []laraq.Middleware {
+//		return []laraq.Middleware{middleware.WithoutOverlapping(strconv.Itoa(j.OrderID)).ReleaseAfter(10 * time.Second)}
+//	}
+//
+// A type embedding Queueable can have this method: it shadows the promoted Middleware
+// field (the payload's middleware property), still reachable as j.Queueable.Middleware.
+type MiddlewareMethod = job.MiddlewareMethod
+
 // DebounceIDer is implemented by a command type whose PHP class computes its debounce id in
 // a debounceId() method, which the Go method mirrors from the same properties.
 type DebounceIDer = job.DebounceIDer

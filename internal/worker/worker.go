@@ -12,6 +12,7 @@ import (
 	"github.com/laraq/laraq/internal/horizon"
 	"github.com/laraq/laraq/internal/job"
 	"github.com/laraq/laraq/internal/rdb"
+	"github.com/laraq/laraq/middleware"
 )
 
 // errRunning is returned by a second concurrent Run.
@@ -33,6 +34,9 @@ type Worker struct {
 
 // New builds a worker running jobs' handlers on cfg, whose defaults are applied.
 func New(cfg *Config, jobs *job.Jobs) (*Worker, error) {
+	if cfg.ThroughDecoders == nil {
+		cfg.ThroughDecoders = middleware.LaravelDecoders()
+	}
 	b := base{cfg: cfg, log: cfg.Logger}
 	w := &Worker{base: b, wake: make(chan struct{}, 1)}
 	w.acks = newAcks(cfg.RDB, cfg.Horizon)
@@ -42,7 +46,7 @@ func New(cfg *Config, jobs *job.Jobs) (*Worker, error) {
 	batches := &batches{base: b, jobs: jobs}
 	settler := &settler{base: b, rules: rules{cfg}, acks: w.acks, books: books, holder: holder, uniques: uniques,
 		chains: &chains{base: b, jobs: jobs}, batches: batches, models: &models{base: b, jobs: jobs}}
-	runner := &runner{base: b, settler: settler, holder: holder, uniques: uniques, batches: batches, abandoned: &w.abandoned,
+	runner := &runner{base: b, jobs: jobs, settler: settler, holder: holder, uniques: uniques, batches: batches, abandoned: &w.abandoned,
 		props: &properties{base: b, jobs: jobs}}
 	processor := &processor{base: b, jobs: jobs, rules: rules{cfg}, books: books, runner: runner, settler: settler,
 		debouncer: &debouncer{base: b, jobs: jobs},
@@ -87,7 +91,8 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	defer w.running.Store(false)
 
-	hardCtx, hardCancel := context.WithCancel(context.WithoutCancel(ctx))
+	// The handlers' parent context carries the middleware's environment, once per Run.
+	hardCtx, hardCancel := context.WithCancel(middleware.WithEnv(context.WithoutCancel(ctx), w.cfg.MiddlewareEnv))
 	defer hardCancel()
 	ackCtx, ackCancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer ackCancel()
@@ -119,6 +124,7 @@ func (w *Worker) Run(ctx context.Context) error {
 			l.restart = -1
 		}
 	}
+	w.loadMiddlewareScripts(ctx)
 	w.logStart()
 
 	reason := w.fetcher.loop(l)
@@ -177,6 +183,19 @@ wait:
 	}
 	w.log.Info("worker stopped", "reason", stopReason(reason))
 	return reason
+}
+
+// loadMiddlewareScripts sends the job middleware's scripts (the cache store's add, the
+// lock release, the DurationLimiter's) to their servers, so that no middleware's first
+// call pays a NOSCRIPT round trip more than PHP's. A failure is only logged: each call
+// loads its script by itself when missing.
+func (w *Worker) loadMiddlewareScripts(ctx context.Context) {
+	for _, c := range w.cfg.MiddlewareRedis {
+		if err := rdb.LoadMiddlewareScripts(ctx, c); err != nil {
+			w.log.Warn("loading the job middleware's scripts", "err", err)
+			return
+		}
+	}
 }
 
 func stopReason(err error) string {

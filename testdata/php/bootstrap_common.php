@@ -150,3 +150,18 @@ function laraq_queue_redis(\Illuminate\Queue\RedisQueue $queue)
     $m->setAccessible(true);
     return $m->invoke($queue);
 }
+
+/**
+ * Evaluates a PHP expression with Laravel's job middleware classes and Limit imported:
+ * "[(new WithoutOverlapping('k'))->releaseAfter(5)]" (middleware_op.php, dispatch.php's
+ * "through", jobs_middleware.php).
+ */
+function laraq_middleware_expr(string $expr)
+{
+    $uses = 'use Illuminate\Queue\Middleware\WithoutOverlapping; use Illuminate\Queue\Middleware\RateLimited;'
+        . 'use Illuminate\Queue\Middleware\RateLimitedWithRedis; use Illuminate\Queue\Middleware\ThrottlesExceptions;'
+        . 'use Illuminate\Queue\Middleware\ThrottlesExceptionsWithRedis; use Illuminate\Queue\Middleware\Skip;'
+        . 'use Illuminate\Queue\Middleware\SkipIfBatchCancelled; use Illuminate\Queue\Middleware\FailOnException;'
+        . 'use Illuminate\Queue\Middleware\Release; use Illuminate\Cache\RateLimiting\Limit;';
+    return eval($uses . ' return ' . $expr . ';');
+}

@@ -28,6 +28,8 @@
 //                {"@models": C, "ids": [...]} (an Eloquent collection, C::findMany).
 //                With "args": [...] or {"name": ...} instead of props, the constructor is
 //                called with them (same value forms), as `new Job(...)` in an app.
+//                "through": a PHP expression giving job middleware (laraq_middleware_expr:
+//                "[(new WithoutOverlapping('k'))->releaseAfter(7)]") → through().
 //                Then queue → onQueue(), delay (seconds) → delay(), connection → onConnection(),
 //                chain → chain() of the built jobs, chain_queue → allOnQueue(),
 //                chain_connection → allOnConnection(), and Bus\Dispatcher::dispatchToQueue()
@@ -242,6 +244,9 @@ function laraq_make_job(array $spec): object
         }
         $prop->setAccessible(true);
         $prop->setValue($job, $value);
+    }
+    if (isset($spec['through'])) {
+        $job->through(laraq_middleware_expr($spec['through']));
     }
     if (isset($spec['connection'])) {
         $job->onConnection($spec['connection']);

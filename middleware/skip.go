@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/laraq/laraq/internal/job"
 )
 
 // SkipMiddleware is Laravel's Skip (11.23+): when its condition held at construction,
@@ -16,10 +18,13 @@ func SkipWhen(condition bool) *SkipMiddleware { return &SkipMiddleware{skip: con
 // SkipUnless is Skip::unless($condition).
 func SkipUnless(condition bool) *SkipMiddleware { return &SkipMiddleware{skip: !condition} }
 
+// Name is the Laravel class name, for events and logs.
+func (m *SkipMiddleware) Name() string { return "Skip" }
+
 // Handle is Skip::handle.
-func (m *SkipMiddleware) Handle(ctx context.Context, _ *Job, next Next) error {
+func (m *SkipMiddleware) Handle(ctx context.Context, _ *job.JobInfo, next job.Next) error {
 	if m.skip {
-		return &SkipError{By: "Skip"}
+		return skipped(m.Name())
 	}
 	return next(ctx)
 }
@@ -31,17 +36,18 @@ type SkipIfBatchCancelledMiddleware struct{}
 // SkipIfBatchCancelled is `new SkipIfBatchCancelled`.
 func SkipIfBatchCancelled() *SkipIfBatchCancelledMiddleware { return &SkipIfBatchCancelledMiddleware{} }
 
-// Handle is SkipIfBatchCancelled::handle: it asks the job's batch (Job.BatchCancelled),
-// when the command is Batchable and has one.
-func (m *SkipIfBatchCancelledMiddleware) Handle(ctx context.Context, job *Job, next Next) error {
-	if job.BatchCancelled != nil {
-		cancelled, err := job.BatchCancelled(ctx)
-		if err != nil {
-			return fmt.Errorf("SkipIfBatchCancelled: %w", err)
-		}
-		if cancelled {
-			return &SkipError{By: "SkipIfBatchCancelled"}
-		}
+// Name is the Laravel class name, for events and logs.
+func (m *SkipIfBatchCancelledMiddleware) Name() string { return "SkipIfBatchCancelled" }
+
+// Handle is SkipIfBatchCancelled::handle: it asks the job's batch ($job->batch(), the
+// worker's batch repository), when the command is Batchable and has one.
+func (m *SkipIfBatchCancelledMiddleware) Handle(ctx context.Context, info *job.JobInfo, next job.Next) error {
+	b, err := info.Batch(ctx)
+	if err != nil {
+		return fmt.Errorf("SkipIfBatchCancelled: %w", err)
+	}
+	if b != nil && b.Cancelled() {
+		return skipped(m.Name())
 	}
 	return next(ctx)
 }
@@ -64,10 +70,13 @@ func ReleaseUnless(condition bool, releaseAfter time.Duration) *ReleaseMiddlewar
 	return &ReleaseMiddleware{release: !condition, releaseAfter: seconds(releaseAfter)}
 }
 
+// Name is the Laravel class name, for events and logs.
+func (m *ReleaseMiddleware) Name() string { return "Release" }
+
 // Handle is Release::handle.
-func (m *ReleaseMiddleware) Handle(ctx context.Context, _ *Job, next Next) error {
+func (m *ReleaseMiddleware) Handle(ctx context.Context, _ *job.JobInfo, next job.Next) error {
 	if m.release {
-		return release("Release", m.releaseAfter)
+		return released(m.Name(), m.releaseAfter)
 	}
 	return next(ctx)
 }
@@ -82,12 +91,15 @@ func FailOnException(accept func(error) bool) *FailOnExceptionMiddleware {
 	return &FailOnExceptionMiddleware{accept: accept}
 }
 
-// Handle is FailOnException::handle: the job is failed with the error (which the worker
-// still sees, as PHP rethrows it after $job->fail()).
-func (m *FailOnExceptionMiddleware) Handle(ctx context.Context, _ *Job, next Next) error {
+// Name is the Laravel class name, for events and logs.
+func (m *FailOnExceptionMiddleware) Name() string { return "FailOnException" }
+
+// Handle is FailOnException::handle: the job is failed with the error, which the worker
+// still sees as the attempt's exception, as PHP rethrows it after $job->fail().
+func (m *FailOnExceptionMiddleware) Handle(ctx context.Context, _ *job.JobInfo, next job.Next) error {
 	err := next(ctx)
 	if err != nil && !isDecision(err) && m.accept != nil && m.accept(err) {
-		return &FailError{Err: err, By: "FailOnException"}
+		return &job.MiddlewareDecision{By: m.Name(), Err: job.Fail(err), Rethrown: true}
 	}
 	return err
 }

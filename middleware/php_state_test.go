@@ -2,6 +2,8 @@ package middleware_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"sort"
@@ -79,6 +81,18 @@ func dumpSide(t *testing.T, srv *testenv.Redis, s side, now int64) map[string]st
 				}
 				sort.Strings(fields)
 				val = "hash{" + strings.Join(fields, " ") + "}"
+			case "zset": // a queue's delayed or reserved set: each job's attempts and bytes
+				var members []string
+				for _, z := range c.ZRangeWithScores(ctx, key, 0, -1).Val() {
+					members = append(members, fmt.Sprintf("%s at=%s", jobShape(z.Member.(string)), norm(strconv.FormatInt(int64(z.Score), 10), now)))
+				}
+				val = "zset{" + strings.Join(members, " ") + "}"
+			case "list":
+				var items []string
+				for _, v := range c.LRange(ctx, key, 0, -1).Val() {
+					items = append(items, jobShape(v))
+				}
+				val = "list{" + strings.Join(items, " ") + "}"
 			default:
 				val = typ + "?"
 			}
@@ -122,6 +136,19 @@ func dumpSide(t *testing.T, srv *testenv.Redis, s side, now int64) map[string]st
 		}
 	}
 	return out
+}
+
+// jobShape is a queued payload as the dumps compare it: its attempts and a hash of its
+// exact bytes (both sides run the same payload); another value as it is.
+func jobShape(v string) string {
+	var p struct {
+		Attempts *int64 `json:"attempts"`
+	}
+	if json.Unmarshal([]byte(v), &p) != nil || p.Attempts == nil {
+		return v
+	}
+	sum := sha256.Sum256([]byte(v))
+	return fmt.Sprintf("job(attempts=%d bytes=%x)", *p.Attempts, sum[:4])
 }
 
 var serializedInt = regexp.MustCompile(`^i:(-?\d+);$`)

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -14,12 +13,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraq/laraq/bus"
 	"github.com/laraq/laraq/cache"
 	cachedb "github.com/laraq/laraq/cache/database"
 	fdb "github.com/laraq/laraq/failed/database"
-	mw "github.com/laraq/laraq/internal/middleware"
+	"github.com/laraq/laraq/internal/job"
 	"github.com/laraq/laraq/internal/rdb"
 	"github.com/laraq/laraq/internal/testenv"
+	mw "github.com/laraq/laraq/middleware"
 	"github.com/laraq/laraq/phpser"
 )
 
@@ -107,23 +108,6 @@ func (o outcome) String() string {
 	return strings.Join(parts, " ")
 }
 
-// The handler's own decisions, as the worker's outcome errors will carry them: the
-// middleware must see them as decisions, not exceptions.
-type handlerRelease struct{ seconds int64 }
-
-func (h handlerRelease) Error() string { return fmt.Sprintf("handler released for %d s", h.seconds) }
-func (handlerRelease) JobDecision()    {}
-
-type handlerDelete struct{}
-
-func (handlerDelete) Error() string { return "handler deleted the job" }
-func (handlerDelete) JobDecision()  {}
-
-type handlerFail struct{ err error }
-
-func (h handlerFail) Error() string { return h.err.Error() }
-func (handlerFail) JobDecision()    {}
-
 // errLogic is the "throw-logic" handler's error (PHP: LogicException "nope").
 var errLogic = errors.New("nope")
 
@@ -131,17 +115,17 @@ var errLogic = errors.New("nope")
 type scenario struct {
 	name string
 	// ships says which releases have the middleware (nil: all).
-	ships    func(r mw.Release) bool
-	php      string                            // the middleware array as a PHP expression
-	phpFor   func(r mw.Release) string         // or as each release spells it
-	goMW     func(env *mw.Env) []mw.Middleware // the same middleware declared in Go
-	limiters map[string]string                 // PHP RateLimiter::for closures
+	ships    func(r job.Release) bool
+	php      string                             // the middleware array as a PHP expression
+	phpFor   func(r job.Release) string         // or as each release spells it
+	goMW     func(env *mw.Env) []job.Middleware // the same middleware declared in Go
+	limiters map[string]string                  // PHP RateLimiter::for closures
 	goLim    func(l *mw.Limiters)
 	job      probe
 	handler  string
 	seed     []seed
-	seedFor  func(r mw.Release) []seed // or the seeds for each release
-	database bool                      // the default (and limiter) store is the database store
+	seedFor  func(r job.Release) []seed // or the seeds for each release
+	database bool                       // the default (and limiter) store is the database store
 	// limiterStore is config cache.limiter: "redis" counts in the Redis store while the
 	// default store is the database one.
 	limiterStore string
@@ -152,7 +136,7 @@ type scenario struct {
 	// want is what PHP's outcome must say (outcome.String contains it), so that a
 	// scenario cannot pass by exercising nothing.
 	want    string
-	wantFor func(r mw.Release) string // or per release
+	wantFor func(r job.Release) string // or per release
 }
 
 // side is one implementation's place: Redis prefix, SQLite file.
@@ -190,9 +174,9 @@ func storePrefix(major int) string {
 	return cachePrefix
 }
 
-func releaseOf(t *testing.T, major int) mw.Release {
+func releaseOf(t *testing.T, major int) job.Release {
 	tag := strings.TrimPrefix(testenv.Peer(t, major).Tag, "v")
-	var r mw.Release
+	var r job.Release
 	parts := strings.Split(tag, ".")
 	nums := []*int{&r.Major, &r.Minor, &r.Patch}
 	for i, p := range parts {
@@ -308,7 +292,7 @@ func runGoDecoded(t *testing.T, srv *testenv.Redis, major int, sc scenario, s si
 	if err != nil {
 		t.Fatal(err)
 	}
-	return runGo(t, srv, major, sc, s, func(*mw.Env) []mw.Middleware { return ms })
+	return runGo(t, srv, major, sc, s, func(*mw.Env) []job.Middleware { return ms })
 }
 
 // goEnv is the Go side's environment on one side's keys and file.
@@ -329,18 +313,14 @@ func goEnv(t *testing.T, srv *testenv.Redis, major int, s side, reported *[]stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	dl, err := rdb.NewDurationLimiter(db0, s.prefix)
-	if err != nil {
-		t.Fatal(err)
-	}
 	return &mw.Env{
-		Release: releaseOf(t, major), Cache: store, Redis: dl, Limiters: mw.NewLimiters(),
+		Release: releaseOf(t, major), Cache: store, Redis: db0, RedisPrefix: s.prefix, Limiters: mw.NewLimiters(),
 		Report: func(_ context.Context, err error) { *reported = append(*reported, err.Error()) },
 	}
 }
 
 // goHandler is the probe's handle() in Go.
-func goHandler(job *mw.Job, behaviour string, ran *bool) mw.Next {
+func goHandler(behaviour string, ran *bool) job.Next {
 	return func(ctx context.Context) error {
 		*ran = true
 		switch {
@@ -350,37 +330,47 @@ func goHandler(job *mw.Job, behaviour string, ran *bool) mw.Next {
 			return errLogic
 		case strings.HasPrefix(behaviour, "release:"):
 			n, _ := strconv.ParseInt(strings.TrimPrefix(behaviour, "release:"), 10, 64)
-			return handlerRelease{n}
+			return job.ReleaseAfter(time.Duration(n) * time.Second)
 		case behaviour == "delete":
-			return handlerDelete{}
+			return job.Delete()
 		case behaviour == "fail":
-			return handlerFail{errors.New("failed by the handler")}
+			return job.Fail(errors.New("failed by the handler"))
 		case strings.HasPrefix(behaviour, "wait:"):
-			path := strings.TrimPrefix(behaviour, "wait:")
-			_ = os.WriteFile(path+".started", []byte("1"), 0o644)
-			deadline := time.Now().Add(20 * time.Second)
-			for time.Now().Before(deadline) {
-				if _, err := os.Stat(path); err == nil {
-					break
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
+			waitGate(strings.TrimPrefix(behaviour, "wait:"))
 		}
 		return nil
 	}
 }
 
-// goJob is the Go view of the probe.
-func goJob(p probe, env *mw.Env) *mw.Job {
-	j := &mw.Job{Class: p.Class, UUID: p.UUID, Attempts: max(p.Attempts, 1), Env: env}
+// batches answers Find for the probe's batch: cancelled or not.
+type batches struct {
+	bus.Repository
+	cancelled bool
+}
+
+func (b batches) Find(_ context.Context, id string) (*bus.Batch, error) {
+	out := &bus.Batch{ID: id}
+	if b.cancelled {
+		now := time.Now()
+		out.CancelledAt = &now
+	}
+	return out, nil
+}
+
+// goJob is the worker's view of the probe: its class, displayName (the payload's, as
+// PHP's displayName() gave it), uuid, attempt and batch.
+func goJob(p probe) *job.JobInfo {
+	info := &job.JobInfo{Class: p.Class, Name: p.Class, UUID: p.UUID, Attempt: max(p.Attempts, 1)}
 	if p.Class == namedClass {
-		j.HasDisplayName, j.DisplayName = true, p.Display
+		info.Name = p.Display
 	}
+	env := &job.Env{}
 	if p.Batch != "" {
-		cancelled := p.Batch == "cancelled"
-		j.BatchCancelled = func(context.Context) (bool, error) { return cancelled, nil }
+		info.BatchID = "batch-" + p.Batch
+		env.Batches = batches{cancelled: p.Batch == "cancelled"}
 	}
-	return j
+	job.Attach(info, env, nil)
+	return info
 }
 
 // seedGo writes the seeds as middleware_op.php does.
@@ -431,7 +421,7 @@ func seedGo(t *testing.T, srv *testenv.Redis, s side, seeds []seed, now int64) {
 }
 
 // runGo runs the attempt in Go on one side with middleware ms.
-func runGo(t *testing.T, srv *testenv.Redis, major int, sc scenario, s side, ms func(env *mw.Env) []mw.Middleware) outcome {
+func runGo(t *testing.T, srv *testenv.Redis, major int, sc scenario, s side, ms func(env *mw.Env) []job.Middleware) outcome {
 	t.Helper()
 	var o outcome
 	env := goEnv(t, srv, major, s, &o.Reported)
@@ -446,43 +436,34 @@ func runGo(t *testing.T, srv *testenv.Redis, major int, sc scenario, s side, ms 
 	if sc.goLim != nil {
 		sc.goLim(env.Limiters)
 	}
-	job := goJob(sc.job, env)
+	info := goJob(sc.job)
 	o.Before = time.Now().Unix()
 	seedGo(t, srv, s, sc.seeds(t, major), o.Before)
-	err := mw.Run(context.Background(), job, ms(env), goHandler(job, sc.handler, &o.Ran))
+	err := mw.Run(mw.WithEnv(context.Background(), env), info, ms(env), goHandler(sc.handler, &o.Ran))
 	o.After = time.Now().Unix()
 	describeGo(&o, err)
 	return o
 }
 
-// describeGo maps an attempt's error to what middleware_op.php reports of PHP's.
+// describeGo maps an attempt's error to what middleware_op.php reports of PHP's: the
+// outcome the worker would give it.
 func describeGo(o *outcome, err error) {
-	var (
-		rel  *mw.ReleaseError
-		fail *mw.FailError
-		del  *mw.DeleteError
-		skip *mw.SkipError
-		hr   handlerRelease
-		hd   handlerDelete
-		hf   handlerFail
-	)
-	switch {
-	case err == nil, errors.As(err, &skip):
-	case errors.As(err, &rel):
-		n := int64(rel.Delay / time.Second)
+	outcome, delay := job.OutcomeOf(err)
+	switch outcome {
+	case job.OutcomeDone:
+	case job.OutcomeRelease:
+		n := int64(delay / time.Second)
 		o.Released = &n
-	case errors.As(err, &hr):
-		o.Released = &hr.seconds
-	case errors.As(err, &fail):
+	case job.OutcomeFail:
+		var fail *job.FailError
+		errors.As(err, &fail)
 		msg := fail.Err.Error()
 		o.Failed = &msg
-		if fail.By == "FailOnException" { // PHP fails the job, then rethrows
+		var d *job.MiddlewareDecision
+		if errors.As(err, &d) && d.Rethrown { // PHP fails the job, then rethrows
 			o.Exception = &msg
 		}
-	case errors.As(err, &hf):
-		msg := hf.Error()
-		o.Failed = &msg
-	case errors.As(err, &del), errors.As(err, &hd):
+	case job.OutcomeDelete:
 		o.Deleted = true
 	default:
 		msg := err.Error()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/laraq/laraq/internal/job"
 	"github.com/laraq/laraq/internal/php"
 	"github.com/laraq/laraq/internal/rdb"
 )
@@ -24,6 +25,7 @@ type WithoutOverlappingMiddleware struct {
 	expiresAfter int64
 	prefix       string
 	shared       bool
+	keyProperty  string // the key is this property of the command (a spec's), not key
 }
 
 // WithoutOverlapping is `new WithoutOverlapping($key)`: release after 0 seconds, no
@@ -64,30 +66,52 @@ func (m *WithoutOverlappingMiddleware) Shared() *WithoutOverlappingMiddleware {
 	return m
 }
 
-// LockName is the lock's name in the cache store for job under release r
+// LockName is the lock's name in the cache store for the job under release r
 // (WithoutOverlapping::getLockKey): the job is named by its class, from 12.41 by its
-// displayName() when it has one, hashed with xxh128 from 12.54.
-func (m *WithoutOverlappingMiddleware) LockName(job *Job, r Release) string {
-	return rdb.OverlapLockName(m.prefix, overlapJobName(job, r), m.key, m.shared)
+// displayName() when it has one, hashed with xxh128 from 12.54. An error is a key
+// property (from a spec) the command cannot give.
+func (m *WithoutOverlappingMiddleware) LockName(info *job.JobInfo, r job.Release) (string, error) {
+	key := m.key
+	if m.keyProperty != "" {
+		var err error
+		if key, err = Property(info, m.keyProperty); err != nil {
+			return "", err
+		}
+	}
+	return rdb.OverlapLockName(m.prefix, overlapJobName(info, r), key, m.shared), nil
 }
 
-func overlapJobName(job *Job, r Release) string {
-	switch {
-	case job.HasDisplayName && r.AtLeast(12, 54, 0):
-		return php.XXH128(job.DisplayName)
-	case job.HasDisplayName && r.AtLeast(12, 41, 0):
-		return job.DisplayName
+func overlapJobName(info *job.JobInfo, r job.Release) string {
+	if !r.AtLeast(12, 41, 0) {
+		return info.Class
 	}
-	return job.Class
+	display, has := job.DisplayNameOf(info)
+	switch {
+	case has && r.AtLeast(12, 54, 0):
+		return php.XXH128(display)
+	case has:
+		return display
+	}
+	return info.Class
 }
+
+// Name is the Laravel class name, for events and logs.
+func (m *WithoutOverlappingMiddleware) Name() string { return "WithoutOverlapping" }
 
 // Handle is WithoutOverlapping::handle.
-func (m *WithoutOverlappingMiddleware) Handle(ctx context.Context, job *Job, next Next) (err error) {
-	env := job.Env
-	if env == nil || env.Cache == nil {
+func (m *WithoutOverlappingMiddleware) Handle(ctx context.Context, info *job.JobInfo, next job.Next) (err error) {
+	env, err := envOf(ctx, m.Name())
+	if err != nil {
+		return err
+	}
+	if env.Cache == nil {
 		return fmt.Errorf("WithoutOverlapping: no cache store for its lock")
 	}
-	name, owner := m.LockName(job, env.Release), env.owner()
+	name, err := m.LockName(info, env.Release)
+	if err != nil {
+		return fmt.Errorf("WithoutOverlapping: %w", err)
+	}
+	owner := env.owner()
 	got, err := env.Cache.AcquireLock(ctx, name, owner, m.expiresAfter)
 	if err != nil {
 		return fmt.Errorf("WithoutOverlapping: %w", err)
@@ -95,11 +119,11 @@ func (m *WithoutOverlappingMiddleware) Handle(ctx context.Context, job *Job, nex
 	if !got {
 		switch {
 		case m.dontRelease:
-			return &SkipError{By: "WithoutOverlapping"}
+			return skipped(m.Name())
 		case !m.releaseAt.IsZero():
-			return &ReleaseError{Delay: max(0, m.releaseAt.Sub(env.now())), By: "WithoutOverlapping"}
+			return releasedFor(m.Name(), max(0, m.releaseAt.Sub(env.now())))
 		}
-		return release("WithoutOverlapping", m.releaseAfter)
+		return released(m.Name(), m.releaseAfter)
 	}
 	defer func() {
 		// PHP releases in a finally block, whatever the rest did, even when the worker's

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/laraq/laraq/internal/job"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -19,11 +20,11 @@ import (
 var updateThrough = flag.Bool("update-through", false, "rewrite testdata/through/*.ser with each release's serialize()")
 
 // goldenTag is the release each golden file was captured from.
-var goldenTag = map[int]Release{8: {8, 83, 26}, 10: {10, 50, 3}, 11: {11, 56, 0}, 12: {12, 67, 0}, 13: {13, 26, 1}}
+var goldenTag = map[int]job.Release{8: {Major: 8, Minor: 83, Patch: 26}, 10: {Major: 10, Minor: 50, Patch: 3}, 11: {Major: 11, Minor: 56}, 12: {Major: 12, Minor: 67}, 13: {Major: 13, Minor: 26, Patch: 1}}
 
 // throughExpr is the middleware array captured for release r: every Laravel middleware
 // the release ships that a payload can carry, with settings that differ from the defaults.
-func throughExpr(r Release) []string {
+func throughExpr(r job.Release) []string {
 	e := []string{
 		"(new WithoutOverlapping('order-7'))->releaseAfter(30)->expireAfter(180)->withPrefix('p:')",
 		"(new WithoutOverlapping(42))->dontRelease()",
@@ -55,7 +56,7 @@ func throughExpr(r Release) []string {
 }
 
 // throughWant is what each of throughExpr(r) decodes to.
-func throughWant(r Release) []Middleware {
+func throughWant(r job.Release) []job.Middleware {
 	// decay: minutes up to 10.x, seconds from 11.0.
 	decay := func(minutes, seconds int64) int64 {
 		if r.AtLeast(11, 0, 0) {
@@ -63,7 +64,7 @@ func throughWant(r Release) []Middleware {
 		}
 		return minutes * 60
 	}
-	w := []Middleware{
+	w := []job.Middleware{
 		&WithoutOverlappingMiddleware{key: "order-7", releaseAfter: 30, expiresAfter: 180, prefix: "p:"},
 		&WithoutOverlappingMiddleware{key: "42", dontRelease: true, prefix: "laravel-queue-overlap:"},
 		&WithoutOverlappingMiddleware{key: "later", releaseAt: time.Unix(1900000000, 0), prefix: "laravel-queue-overlap:"},
@@ -140,7 +141,7 @@ func TestThroughGolden(t *testing.T) {
 	}
 }
 
-func captureThrough(t *testing.T, major int, r Release) {
+func captureThrough(t *testing.T, major int, r job.Release) {
 	t.Helper()
 	testenv.NeedPeer(t, major)
 	in, _ := json.Marshal(map[string]string{"middleware": "[" + strings.Join(throughExpr(r), ", ") + "]"})

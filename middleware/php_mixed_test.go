@@ -9,8 +9,9 @@ import (
 	"testing"
 	"time"
 
-	mw "github.com/laraq/laraq/internal/middleware"
+	"github.com/laraq/laraq/internal/job"
 	"github.com/laraq/laraq/internal/testenv"
+	mw "github.com/laraq/laraq/middleware"
 )
 
 // waitFile waits for path to exist.
@@ -38,7 +39,7 @@ func TestOverlapLockSharedWithPHP(t *testing.T) {
 			t.Run(map[bool]string{false: "redis", true: "database"}[database], func(t *testing.T) {
 				sc := scenario{
 					php: "[(new WithoutOverlapping('order-7'))->releaseAfter(30)->expireAfter(120)]",
-					goMW: func(*mw.Env) []mw.Middleware {
+					goMW: func(*mw.Env) []job.Middleware {
 						return list(mw.WithoutOverlapping("order-7").ReleaseAfter(30 * time.Second).ExpireAfter(2 * time.Minute))
 					},
 					job: namedJob, database: database,
@@ -121,9 +122,9 @@ func runOverlapRound(t *testing.T, srv *testenv.Redis, major int, sc scenario) o
 	go func() {
 		var o outcome
 		genv := goEnv(t, srv, major, s2, &o.Reported)
-		job := goJob(sc.job, genv)
+		info := goJob(sc.job)
 		o.Before = time.Now().Unix()
-		err := mw.Run(context.Background(), job, sc.goMW(genv), func(context.Context) error {
+		err := mw.Run(mw.WithEnv(context.Background(), genv), info, sc.goMW(genv), func(context.Context) error {
 			o.Ran = true
 			o.After = time.Now().Unix()
 			close(started)
@@ -198,7 +199,7 @@ func TestCountersSharedWithPHP(t *testing.T) {
 	srv := testenv.RedisServer(t)
 	limiters := map[string]string{"three": "fn ($job) => Limit::perMinute(3)->by('shop-1')"}
 	goLim := func(l *mw.Limiters) {
-		l.For("three", func(*mw.Job) []mw.Limit { return []mw.Limit{mw.PerMinute(3).By("shop-1")} })
+		l.For("three", func(*job.JobInfo) []mw.Limit { return []mw.Limit{mw.PerMinute(3).By("shop-1")} })
 	}
 	cases := []struct {
 		name     string
@@ -209,27 +210,27 @@ func TestCountersSharedWithPHP(t *testing.T) {
 	}{{
 		name: "RateLimited",
 		sc: scenario{php: "[new RateLimited('three')]", limiters: limiters, goLim: goLim,
-			goMW: func(*mw.Env) []mw.Middleware { return list(mw.RateLimited("three")) }},
+			goMW: func(*mw.Env) []job.Middleware { return list(mw.RateLimited("three")) }},
 		handlers: []string{"ok", "ok", "ok", "ok"}, want: "ran=false released=63",
 	}, {
 		name: "RateLimited on the database store", database: true,
 		sc: scenario{php: "[new RateLimited('three')]", limiters: limiters, goLim: goLim,
-			goMW: func(*mw.Env) []mw.Middleware { return list(mw.RateLimited("three")) }},
+			goMW: func(*mw.Env) []job.Middleware { return list(mw.RateLimited("three")) }},
 		handlers: []string{"ok", "ok", "ok", "ok"}, want: "ran=false released=63",
 	}, {
 		name: "RateLimitedWithRedis",
 		sc: scenario{php: "[new RateLimitedWithRedis('three')]", limiters: limiters, goLim: goLim,
-			goMW: func(*mw.Env) []mw.Middleware { return list(mw.RateLimitedWithRedis("three")) }},
+			goMW: func(*mw.Env) []job.Middleware { return list(mw.RateLimitedWithRedis("three")) }},
 		handlers: []string{"ok", "ok", "ok", "ok"}, want: "ran=false released=63",
 	}, {
 		name: "ThrottlesExceptions",
-		sc: scenario{phpFor: func(r mw.Release) string { return "[" + throttles("ThrottlesExceptions")(r) + "]" },
-			goMW: func(*mw.Env) []mw.Middleware { return list(mw.ThrottlesExceptions(2, 300*time.Second)) }},
+		sc: scenario{phpFor: func(r job.Release) string { return "[" + throttles("ThrottlesExceptions")(r) + "]" },
+			goMW: func(*mw.Env) []job.Middleware { return list(mw.ThrottlesExceptions(2, 300*time.Second)) }},
 		handlers: []string{"throw", "throw", "throw"}, want: "ran=false released=303",
 	}, {
 		name: "ThrottlesExceptionsWithRedis",
-		sc: scenario{phpFor: func(r mw.Release) string { return "[" + throttles("ThrottlesExceptionsWithRedis")(r) + "]" },
-			goMW: func(*mw.Env) []mw.Middleware { return list(mw.ThrottlesExceptionsWithRedis(2, 300*time.Second)) }},
+		sc: scenario{phpFor: func(r job.Release) string { return "[" + throttles("ThrottlesExceptionsWithRedis")(r) + "]" },
+			goMW: func(*mw.Env) []job.Middleware { return list(mw.ThrottlesExceptionsWithRedis(2, 300*time.Second)) }},
 		handlers: []string{"throw", "throw", "throw"}, want: "ran=false released=300",
 	}}
 	testenv.ForEachMajor(t, func(t *testing.T, major int) {

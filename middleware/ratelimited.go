@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/laraq/laraq/internal/job"
 	"github.com/laraq/laraq/internal/rdb"
 )
 
@@ -57,29 +58,36 @@ func (m *RateLimitedMiddleware) Connection(name string) *RateLimitedMiddleware {
 	return m
 }
 
-func (m *RateLimitedMiddleware) name() string {
+// Name is the Laravel class name, for events and logs.
+func (m *RateLimitedMiddleware) Name() string {
 	if m.withRedis {
 		return "RateLimitedWithRedis"
 	}
 	return "RateLimited"
 }
 
+func (m *RateLimitedMiddleware) name() string { return m.Name() }
+
 // Handle is RateLimited::handle and handleJob.
-func (m *RateLimitedMiddleware) Handle(ctx context.Context, job *Job, next Next) error {
-	env := job.Env
-	if env == nil {
-		return fmt.Errorf("%s: no environment", m.name())
+func (m *RateLimitedMiddleware) Handle(ctx context.Context, info *job.JobInfo, next job.Next) error {
+	env, err := envOf(ctx, m.Name())
+	if err != nil {
+		return err
 	}
 	fn := env.Limiters.lookup(m.limiterName)
 	if fn == nil {
 		return &UndefinedLimiterError{Name: m.limiterName}
 	}
-	limits := withFallbackKeys(fn(job), env.Release)
+	limits, err := fn(info)
+	if err != nil {
+		return fmt.Errorf("%s: limiter [%s]: %w", m.name(), m.limiterName, err)
+	}
+	limits = withFallbackKeys(limits, env.Release)
 	if len(limits) == 0 {
 		return next(ctx)
 	}
 	if m.withRedis {
-		return m.handleWithRedis(ctx, job, next, limits)
+		return m.handleWithRedis(ctx, env, next, limits)
 	}
 	limiter, err := newRateLimiter(env)
 	if err != nil {
@@ -104,9 +112,8 @@ func (m *RateLimitedMiddleware) Handle(ctx context.Context, job *Job, next Next)
 	return next(ctx)
 }
 
-func (m *RateLimitedMiddleware) handleWithRedis(ctx context.Context, job *Job, next Next, limits []Limit) error {
-	env := job.Env
-	dl, err := env.redis(m.connection)
+func (m *RateLimitedMiddleware) handleWithRedis(ctx context.Context, env *Env, next job.Next, limits []Limit) error {
+	dl, err := env.durationLimiter(m.connection)
 	if err != nil {
 		return fmt.Errorf("%s: %w", m.name(), err)
 	}
@@ -127,17 +134,17 @@ func (m *RateLimitedMiddleware) handleWithRedis(ctx context.Context, job *Job, n
 // for the window's delay) or skip.
 func (m *RateLimitedMiddleware) limited(env *Env, window func() (int64, error)) error {
 	if !m.shouldRelease {
-		return &SkipError{By: m.name()}
+		return skipped(m.name())
 	}
 	if !m.releaseAt.IsZero() {
-		return &ReleaseError{Delay: max(0, m.releaseAt.Sub(env.now())), By: m.name()}
+		return releasedFor(m.name(), max(0, m.releaseAt.Sub(env.now())))
 	}
 	if m.releaseAfter != 0 {
-		return release(m.name(), m.releaseAfter)
+		return released(m.name(), m.releaseAfter)
 	}
 	delay, err := window()
 	if err != nil {
 		return fmt.Errorf("%s: %w", m.name(), err)
 	}
-	return release(m.name(), delay)
+	return released(m.name(), delay)
 }

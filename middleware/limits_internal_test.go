@@ -1,6 +1,7 @@
 package middleware
 
 import (
+	"github.com/laraq/laraq/internal/job"
 	"reflect"
 	"testing"
 
@@ -13,13 +14,13 @@ import (
 func TestFallbackKeys(t *testing.T) {
 	limits := []Limit{PerMinute(5).By("u1"), PerHour(100).By("u1"), PerDay(9).By("other"), PerSecond(1)}
 	for _, tc := range []struct {
-		r    Release
+		r    job.Release
 		want []string
 	}{
-		{Release{11, 28, 0}, []string{"u1", "u1", "other", ""}},
-		{Release{11, 29, 0}, []string{"attempts:5:decay:60", "attempts:100:decay:3600", "other", ""}},
-		{Release{11, 35, 0}, []string{"u1:attempts:5:decay:60", "u1:attempts:100:decay:3600", "other", ""}},
-		{Release{13, 26, 1}, []string{"u1:attempts:5:decay:60", "u1:attempts:100:decay:3600", "other", ""}},
+		{job.Release{Major: 11, Minor: 28, Patch: 0}, []string{"u1", "u1", "other", ""}},
+		{job.Release{Major: 11, Minor: 29, Patch: 0}, []string{"attempts:5:decay:60", "attempts:100:decay:3600", "other", ""}},
+		{job.Release{Major: 11, Minor: 35, Patch: 0}, []string{"u1:attempts:5:decay:60", "u1:attempts:100:decay:3600", "other", ""}},
+		{job.Release{Major: 13, Minor: 26, Patch: 1}, []string{"u1:attempts:5:decay:60", "u1:attempts:100:decay:3600", "other", ""}},
 	} {
 		got := withFallbackKeys(limits, tc.r)
 		keys := make([]string, len(got))
@@ -31,14 +32,14 @@ func TestFallbackKeys(t *testing.T) {
 		}
 	}
 	// Falsy keys ("" and "0") and numeric strings that are equal as numbers.
-	got := withFallbackKeys([]Limit{PerMinute(1), PerMinute(2).By("0"), PerHour(3), PerDay(4).By("00")}, Release{11, 30, 0})
+	got := withFallbackKeys([]Limit{PerMinute(1), PerMinute(2).By("0"), PerHour(3), PerDay(4).By("00")}, job.Release{Major: 11, Minor: 30, Patch: 0})
 	want := []string{":attempts:1:decay:60", "0:attempts:2:decay:60", ":attempts:3:decay:3600", "attempts:4:decay:86400"}
 	for i, l := range got {
 		if l.Key != want[i] {
 			t.Errorf("11.30 #%d: %q, want %q", i, l.Key, want[i])
 		}
 	}
-	got = withFallbackKeys([]Limit{PerMinute(1), PerMinute(2).By("0"), PerHour(3), PerDay(4).By("00")}, Release{})
+	got = withFallbackKeys([]Limit{PerMinute(1), PerMinute(2).By("0"), PerHour(3), PerDay(4).By("00")}, job.Release{})
 	want = []string{"attempts:1:decay:60", "attempts:2:decay:60", "attempts:3:decay:3600", "00:attempts:4:decay:86400"}
 	for i, l := range got {
 		if l.Key != want[i] {

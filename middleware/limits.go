@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/laraq/laraq/internal/job"
 	"github.com/laraq/laraq/internal/php"
 )
 
@@ -51,7 +52,7 @@ func (l Limit) By(key string) Limit {
 // of the same limiter has the same key: "KEY:attempts:MAX:decay:DECAY", without "KEY:"
 // when the key is falsy. 11.29–11.34 had the condition the wrong way round: a truthy key
 // gave no prefix and a falsy one the prefix ":".
-func (l Limit) fallbackKey(r Release) string {
+func (l Limit) fallbackKey(r job.Release) string {
 	prefix := ""
 	truthy := l.Key != "" && l.Key != "0"
 	if r.AtLeast(11, 35, 0) == truthy {
@@ -61,29 +62,45 @@ func (l Limit) fallbackKey(r Release) string {
 }
 
 // LimiterFunc computes a named limiter's limits for one job, as the closure given to
-// RateLimiter::for does: none (Limit::none()) means unlimited.
-type LimiterFunc func(job *Job) []Limit
+// RateLimiter::for does from the command (info.Bind or info.Value read it): none
+// (Limit::none()) means unlimited.
+type LimiterFunc func(info *job.JobInfo) []Limit
+
+// limitsFunc is a limiter as the Limiters keep it: a limiter read from a spec (its key
+// a property of the command) can fail on a command that lacks it.
+type limitsFunc func(info *job.JobInfo) ([]Limit, error)
 
 // Limiters are the named rate limiters of an application (RateLimiter::for in a service
 // provider). A Go worker declares each limiter its PHP classes use, by the same name and
 // with the same limits, so that both count on the same keys.
 type Limiters struct {
 	mu sync.RWMutex
-	m  map[string]LimiterFunc
+	m  map[string]limitsFunc
 }
 
 // NewLimiters returns an empty set.
-func NewLimiters() *Limiters { return &Limiters{m: map[string]LimiterFunc{}} }
+func NewLimiters() *Limiters { return &Limiters{m: map[string]limitsFunc{}} }
 
-// For defines the limiter name, like RateLimiter::for($name, $callback).
+// For defines the limiter name, like RateLimiter::for($name, $callback); a later
+// definition of the same name replaces it, as in PHP.
 func (l *Limiters) For(name string, fn LimiterFunc) *Limiters {
+	if fn == nil {
+		panic("middleware: Limiters.For(" + name + ") with a nil function")
+	}
+	return l.set(name, func(info *job.JobInfo) ([]Limit, error) { return fn(info), nil })
+}
+
+func (l *Limiters) set(name string, fn limitsFunc) *Limiters {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.m[name] = fn
 	return l
 }
 
-func (l *Limiters) lookup(name string) LimiterFunc {
+// Has reports whether the limiter name is defined.
+func (l *Limiters) Has(name string) bool { return l.lookup(name) != nil }
+
+func (l *Limiters) lookup(name string) limitsFunc {
 	if l == nil {
 		return nil
 	}
@@ -106,7 +123,7 @@ func (e *UndefinedLimiterError) Error() string {
 // withFallbackKeys replaces the keys limits share (loosely equal, as Collection's
 // duplicates('key') and contains() compare) with each limit's fallbackKey, as
 // RateLimiter::limiter() does from 11.29.
-func withFallbackKeys(limits []Limit, r Release) []Limit {
+func withFallbackKeys(limits []Limit, r job.Release) []Limit {
 	if !r.AtLeast(11, 29, 0) || len(limits) < 2 {
 		return limits
 	}

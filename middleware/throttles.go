@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/laraq/laraq/internal/job"
 	"github.com/laraq/laraq/internal/php"
 	"github.com/laraq/laraq/internal/rdb"
 )
@@ -43,6 +44,7 @@ type ThrottlesExceptionsMiddleware struct {
 	failWhen     []func(error) bool
 	withRedis    bool
 	connection   string
+	keyProperty  string // by() this property of the command (a spec's by-property)
 }
 
 // ThrottlesExceptions is `new ThrottlesExceptions($maxAttempts, $decay)` (decay in minutes
@@ -125,6 +127,9 @@ func (m *ThrottlesExceptionsMiddleware) Connection(name string) *ThrottlesExcept
 	return m
 }
 
+// Name is the Laravel class name, for events and logs.
+func (m *ThrottlesExceptionsMiddleware) Name() string { return m.name() }
+
 func (m *ThrottlesExceptionsMiddleware) name() string {
 	if m.withRedis {
 		return "ThrottlesExceptionsWithRedis"
@@ -132,23 +137,37 @@ func (m *ThrottlesExceptionsMiddleware) name() string {
 	return "ThrottlesExceptions"
 }
 
-// Key is the key the count of job is kept under for release r (getKey): the prefix, then
-// by()'s key when truthy, else the job's uuid with byJob(), else the job's name hashed:
-// md5 of the class up to 11.x, xxh128 of it in 12.0–12.40, xxh128 of displayName() (or the
-// class) from 12.41.
-func (m *ThrottlesExceptionsMiddleware) Key(job *Job, r Release) string {
+// Key is the key the count of the job is kept under for release r (getKey): the prefix,
+// then by()'s key when truthy, else the job's uuid with byJob(), else the job's name
+// hashed: md5 of the class up to 11.x, xxh128 of it in 12.0–12.40, xxh128 of
+// displayName() (or the class) from 12.41.
+func (m *ThrottlesExceptionsMiddleware) Key(info *job.JobInfo, r job.Release) (string, error) {
+	if m.keyProperty == "" {
+		return m.key0(info, r), nil
+	}
+	by, err := Property(info, m.keyProperty)
+	if err != nil {
+		return "", err
+	}
+	k := *m
+	k.key, k.keyProperty = by, ""
+	return k.key0(info, r), nil
+}
+
+func (m *ThrottlesExceptionsMiddleware) key0(info *job.JobInfo, r job.Release) string {
 	switch {
 	case m.key != "" && m.key != "0":
 		return m.prefix + m.key
 	case m.byJob:
-		return m.prefix + job.UUID
+		return m.prefix + info.UUID
 	case !r.AtLeast(12, 0, 0):
-		sum := md5.Sum([]byte(job.Class))
+		sum := md5.Sum([]byte(info.Class))
 		return m.prefix + hex.EncodeToString(sum[:])
-	case job.HasDisplayName && r.AtLeast(12, 41, 0):
-		return m.prefix + php.XXH128(job.DisplayName)
+	case r.AtLeast(12, 41, 0):
+		display, _ := job.DisplayNameOf(info)
+		return m.prefix + php.XXH128(display)
 	}
-	return m.prefix + php.XXH128(job.Class)
+	return m.prefix + php.XXH128(info.Class)
 }
 
 // backoff is the release after a counted exception, in seconds.
@@ -170,31 +189,34 @@ func (m *ThrottlesExceptionsMiddleware) counts(ctx context.Context, env *Env, er
 	}
 	for _, accept := range m.deleteWhen {
 		if accept(err) {
-			return false, &DeleteError{By: m.name()}
+			return false, deleted(m.name())
 		}
 	}
 	for _, accept := range m.failWhen {
 		if accept(err) {
-			return false, &FailError{Err: err, By: m.name()}
+			return false, failed(m.name(), err)
 		}
 	}
 	return true, nil
 }
 
 // Handle is ThrottlesExceptions::handle (or the Redis variant's).
-func (m *ThrottlesExceptionsMiddleware) Handle(ctx context.Context, job *Job, next Next) error {
-	env := job.Env
-	if env == nil {
-		return fmt.Errorf("%s: no environment", m.name())
+func (m *ThrottlesExceptionsMiddleware) Handle(ctx context.Context, info *job.JobInfo, next job.Next) error {
+	env, err := envOf(ctx, m.Name())
+	if err != nil {
+		return err
 	}
 	if m.withRedis {
-		return m.handleWithRedis(ctx, job, next)
+		return m.handleWithRedis(ctx, env, info, next)
 	}
 	limiter, err := newRateLimiter(env)
 	if err != nil {
 		return fmt.Errorf("%s: %w", m.name(), err)
 	}
-	key := m.Key(job, env.Release)
+	key, err := m.Key(info, env.Release)
+	if err != nil {
+		return fmt.Errorf("%s: %w", m.name(), err)
+	}
 	too, err := limiter.tooManyAttempts(ctx, key, m.maxAttempts)
 	if err != nil {
 		return fmt.Errorf("%s: %w", m.name(), err)
@@ -204,7 +226,7 @@ func (m *ThrottlesExceptionsMiddleware) Handle(ctx context.Context, job *Job, ne
 		if err != nil {
 			return fmt.Errorf("%s: %w", m.name(), err)
 		}
-		return release(m.name(), in+3)
+		return released(m.name(), in+3)
 	}
 	err = next(ctx)
 	if err == nil || isDecision(err) {
@@ -222,23 +244,25 @@ func (m *ThrottlesExceptionsMiddleware) Handle(ctx context.Context, job *Job, ne
 	if _, herr := limiter.hit(ctx, key, m.decaySeconds); herr != nil {
 		return fmt.Errorf("%s: %w (while throttling: %w)", m.name(), herr, err)
 	}
-	return release(m.name(), m.backoff(err))
+	return released(m.name(), m.backoff(err))
 }
 
-func (m *ThrottlesExceptionsMiddleware) handleWithRedis(ctx context.Context, job *Job, next Next) error {
-	env := job.Env
-	dl, err := env.redis(m.connection)
+func (m *ThrottlesExceptionsMiddleware) handleWithRedis(ctx context.Context, env *Env, info *job.JobInfo, next job.Next) error {
+	dl, err := env.durationLimiter(m.connection)
 	if err != nil {
 		return fmt.Errorf("%s: %w", m.name(), err)
 	}
-	key := m.Key(job, env.Release)
+	key, err := m.Key(info, env.Release)
+	if err != nil {
+		return fmt.Errorf("%s: %w", m.name(), err)
+	}
 	now := env.now()
 	w, too, err := dl.TooManyAttempts(ctx, key, m.maxAttempts, m.decaySeconds, now)
 	if err != nil {
 		return fmt.Errorf("%s: %w", m.name(), err)
 	}
 	if too {
-		return release(m.name(), w.DecaysAt-now.Unix())
+		return released(m.name(), w.DecaysAt-now.Unix())
 	}
 	err = next(ctx)
 	if err == nil || isDecision(err) {
@@ -254,5 +278,5 @@ func (m *ThrottlesExceptionsMiddleware) handleWithRedis(ctx context.Context, job
 	if _, aerr := dl.Acquire(ctx, key, m.maxAttempts, m.decaySeconds, env.now()); aerr != nil {
 		return fmt.Errorf("%s: %w (while throttling: %w)", m.name(), aerr, err)
 	}
-	return release(m.name(), m.backoff(err))
+	return released(m.name(), m.backoff(err))
 }

@@ -59,10 +59,9 @@ func startMonitor(t *testing.T, addr string) *monitor {
 	return m
 }
 
-// since returns the round trips (commands clients sent, EVALSHA as EVAL, SETNX as SET NX)
-// and the commands scripts ran, seen since the last call: a marker sent through c tells
+// caughtUp returns the lines seen since the last call: a marker sent through c tells
 // when the stream has caught up.
-func (m *monitor) since(t *testing.T, c *redis.Client) (trips, inScripts string) {
+func (m *monitor) caughtUp(t *testing.T, c *redis.Client) []string {
 	t.Helper()
 	marker := "marker-" + testenv.RandomName(6)
 	if err := c.Echo(context.Background(), marker).Err(); err != nil {
@@ -78,26 +77,59 @@ func (m *monitor) since(t *testing.T, c *redis.Client) (trips, inScripts string)
 		}
 		m.mu.Unlock()
 		if done {
-			var client, lua []string
-			for _, l := range lines {
-				name, inLua := monitored(l)
-				switch {
-				case name == "" || connectionCommands[name]:
-				case inLua:
-					lua = append(lua, name)
-				default:
-					client = append(client, name)
-				}
-			}
-			sort.Strings(client)
-			sort.Strings(lua)
-			return strings.Join(client, " "), strings.Join(lua, " ")
+			return lines
 		}
 		if time.Now().After(deadline) {
 			t.Fatal("MONITOR did not catch up")
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// since returns the round trips (commands clients sent, EVALSHA as EVAL, SETNX as SET NX)
+// and the commands scripts ran, seen since the last call.
+func (m *monitor) since(t *testing.T, c *redis.Client) (trips, inScripts string) {
+	t.Helper()
+	var client, lua []string
+	for _, l := range m.caughtUp(t, c) {
+		name, inLua := monitored(l)
+		switch {
+		case name == "" || connectionCommands[name]:
+		case inLua:
+			lua = append(lua, name)
+		default:
+			client = append(client, name)
+		}
+	}
+	sort.Strings(client)
+	sort.Strings(lua)
+	return strings.Join(client, " "), strings.Join(lua, " ")
+}
+
+// take returns the commands clients sent (not those scripts ran) since the last call
+// that keep accepts, sorted, named as since names them; keep nil takes none (a sync).
+func (m *monitor) take(t *testing.T, c *redis.Client, keep func(line string) bool) []string {
+	t.Helper()
+	var out []string
+	for _, l := range m.caughtUp(t, c) {
+		if name, inLua := monitored(l); name != "" && !inLua && keep != nil && keep(l) {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// monitoredServer is a redis-server of the test's own, watched with MONITOR from the
+// start, and a client on its database 0.
+func monitoredServer(t *testing.T) (*testenv.Redis, *monitor, *redis.Client) {
+	t.Helper()
+	srv, err := testenv.StartRedis()
+	if err != nil {
+		testenv.Need(t, false, "redis-server: %v", err)
+	}
+	t.Cleanup(srv.Stop)
+	return srv, startMonitor(t, srv.Addr), srv.Client(t, 0)
 }
 
 // monitored reads one MONITOR line: `+TS [DB ADDR] "cmd" "arg" ...`, ADDR "lua" for a
@@ -129,13 +161,7 @@ func monitored(line string) (name string, inLua bool) {
 func TestRoundTripsMatchPHP(t *testing.T) {
 	testenv.ForEachMajor(t, func(t *testing.T, major int) {
 		testenv.Since(t, major, testenv.JobMiddleware)
-		srv, err := testenv.StartRedis()
-		if err != nil {
-			testenv.Need(t, false, "redis-server: %v", err)
-		}
-		defer srv.Stop()
-		mon := startMonitor(t, srv.Addr)
-		c := srv.Client(t, 0)
+		srv, mon, c := monitoredServer(t)
 		if err := rdb.LoadMiddlewareScripts(context.Background(), c); err != nil {
 			t.Fatal(err)
 		}

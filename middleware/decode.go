@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/laraq/laraq/internal/job"
 	"github.com/laraq/laraq/phpser"
 )
 
@@ -24,7 +25,7 @@ const (
 )
 
 // DecodeFunc turns one serialized middleware object into its Go form.
-type DecodeFunc func(obj *phpser.Value) (Middleware, error)
+type DecodeFunc func(obj *phpser.Value) (job.Middleware, error)
 
 // Decoders map middleware classes to their decoders. Laravel's own are in
 // LaravelDecoders; an application adds its own middleware classes by name.
@@ -41,9 +42,9 @@ func LaravelDecoders() Decoders {
 		ClassThrottlesExceptions:          decodeThrottlesExceptions,
 		ClassThrottlesExceptionsWithRedis: decodeThrottlesExceptions,
 		ClassSkip:                         decodeSkip,
-		ClassSkipIfBatchCancelled:         func(*phpser.Value) (Middleware, error) { return SkipIfBatchCancelled(), nil },
+		ClassSkipIfBatchCancelled:         func(*phpser.Value) (job.Middleware, error) { return SkipIfBatchCancelled(), nil },
 		ClassRelease:                      decodeRelease,
-		ClassFailOnException: func(*phpser.Value) (Middleware, error) {
+		ClassFailOnException: func(*phpser.Value) (job.Middleware, error) {
 			return nil, fmt.Errorf("its callback is a Closure, which a payload cannot carry")
 		},
 	}
@@ -75,7 +76,7 @@ func (e *MiddlewareDecodeError) Unwrap() error { return e.Err }
 // middleware, in order. A command without the property (9.4+ SerializesModels leaves a
 // default [] out) has none. Any object no decoder knows is an *UnknownMiddlewareError,
 // any it cannot read a *MiddlewareDecodeError.
-func (d Decoders) Through(command *phpser.Value) ([]Middleware, error) {
+func (d Decoders) Through(command *phpser.Value) ([]job.Middleware, error) {
 	prop, ok := command.Prop("middleware")
 	if !ok || prop.Deref().IsNull() {
 		return nil, nil
@@ -84,7 +85,7 @@ func (d Decoders) Through(command *phpser.Value) ([]Middleware, error) {
 	if list.Kind() != phpser.KindArray {
 		return nil, &MiddlewareDecodeError{Class: list.Kind().String(), Index: -1, Err: fmt.Errorf("the middleware property is a %s, not an array", list.Kind())}
 	}
-	out := make([]Middleware, 0, list.Len())
+	out := make([]job.Middleware, 0, list.Len())
 	for i, e := range list.Entries() {
 		obj := e.Value.Deref()
 		if obj.Kind() != phpser.KindObject {
@@ -168,7 +169,7 @@ func (f fields) noCallback(name string) error {
 	return fmt.Errorf("%s holds a PHP callback (%s), which a Go worker cannot run", name, describe(v))
 }
 
-func decodeWithoutOverlapping(obj *phpser.Value) (Middleware, error) {
+func decodeWithoutOverlapping(obj *phpser.Value) (job.Middleware, error) {
 	f := fields{obj}
 	key, err := f.str("key", "")
 	if err != nil {
@@ -198,7 +199,7 @@ func decodeWithoutOverlapping(obj *phpser.Value) (Middleware, error) {
 	return m, nil
 }
 
-func decodeRateLimited(obj *phpser.Value) (Middleware, error) {
+func decodeRateLimited(obj *phpser.Value) (job.Middleware, error) {
 	f := fields{obj}
 	name, err := f.str("limiterName", "")
 	if err != nil {
@@ -221,7 +222,7 @@ func decodeRateLimited(obj *phpser.Value) (Middleware, error) {
 	return m, nil
 }
 
-func decodeThrottlesExceptions(obj *phpser.Value) (Middleware, error) {
+func decodeThrottlesExceptions(obj *phpser.Value) (job.Middleware, error) {
 	f := fields{obj}
 	for _, cb := range []string{"whenCallback", "reportCallback", "deleteWhenCallbacks", "failWhenCallbacks"} {
 		if err := f.noCallback(cb); err != nil {
@@ -274,37 +275,15 @@ func decodeThrottlesExceptions(obj *phpser.Value) (Middleware, error) {
 	return m, nil
 }
 
-func decodeSkip(obj *phpser.Value) (Middleware, error) {
+func decodeSkip(obj *phpser.Value) (job.Middleware, error) {
 	return &SkipMiddleware{skip: fields{obj}.boolean("skip", false)}, nil
 }
 
-func decodeRelease(obj *phpser.Value) (Middleware, error) {
+func decodeRelease(obj *phpser.Value) (job.Middleware, error) {
 	f := fields{obj}
 	after, _, _, err := f.intOrDate("releaseAfter")
 	if err != nil {
 		return nil, err
 	}
 	return &ReleaseMiddleware{release: f.boolean("release", false), releaseAfter: after}, nil
-}
-
-// Name is the Laravel class name (without namespace) of a middleware of this package,
-// for logs; "" for others.
-func Name(m Middleware) string {
-	switch m := m.(type) {
-	case *WithoutOverlappingMiddleware:
-		return "WithoutOverlapping"
-	case *RateLimitedMiddleware:
-		return m.name()
-	case *ThrottlesExceptionsMiddleware:
-		return m.name()
-	case *SkipMiddleware:
-		return "Skip"
-	case *SkipIfBatchCancelledMiddleware:
-		return "SkipIfBatchCancelled"
-	case *ReleaseMiddleware:
-		return "Release"
-	case *FailOnExceptionMiddleware:
-		return "FailOnException"
-	}
-	return ""
 }
