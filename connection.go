@@ -238,12 +238,16 @@ func (c *Connection) WatchedSchemes() []CacheScheme {
 	return out
 }
 
-// rdb returns the wire layer for this connection.
-func (c *Connection) rdb() (*rdb.RDB, error) {
+// rdb returns the wire layer for this connection; a worker's acknowledgements wait for
+// replicas as acks says.
+func (c *Connection) rdb(acks ...rdb.ReplicaAcks) (*rdb.RDB, error) {
 	if c == nil || c.Client == nil {
 		return nil, errors.New("laraq: Connection.Client is nil")
 	}
 	opts := rdb.Options{Prefix: c.Prefix, ClusterHashTags: c.HashTags}
+	if len(acks) > 0 {
+		opts.ReplicaAcks = acks[0]
+	}
 	if !c.Cache.Disabled {
 		watched := c.WatchedSchemes()
 		opts.Cache = rdb.CacheOptions{Client: c.Cache.Client, Keys: watched[0].keys()}

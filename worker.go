@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/laraq/laraq/internal/rdb"
 	"github.com/laraq/laraq/internal/worker"
 	"github.com/laraq/laraq/phpclass"
 )
@@ -59,11 +61,14 @@ func NewWorker(conn *Connection, jobs *Jobs, cfg WorkerConfig) (*Worker, error) 
 	if jobs == nil {
 		return nil, errors.New("laraq: NewWorker with nil jobs")
 	}
-	r, err := conn.rdb()
+	if cfg.AckReplicas < 0 || cfg.AckReplicasTimeout < 0 {
+		return nil, fmt.Errorf("laraq: AckReplicas %d, AckReplicasTimeout %s: want 0 or more", cfg.AckReplicas, cfg.AckReplicasTimeout)
+	}
+	s, err := settings(conn, cfg)
 	if err != nil {
 		return nil, err
 	}
-	s, err := settings(conn, cfg)
+	r, err := conn.rdb(replicaAcks(s))
 	if err != nil {
 		return nil, err
 	}
@@ -93,6 +98,24 @@ func NewWorker(conn *Connection, jobs *Jobs, cfg WorkerConfig) (*Worker, error) 
 		return nil, err
 	}
 	return &Worker{w: w}, nil
+}
+
+// replicaAcks are the worker's acknowledgement confirmations (WorkerConfig.AckReplicas),
+// which log when they stop and start again. An acknowledgement waits at most a quarter
+// of retry_after: the ones behind it wait too, and must land before their
+// reservations expire.
+func replicaAcks(s *worker.Config) rdb.ReplicaAcks {
+	if limit := time.Duration(s.RetryAfter) * time.Second / 4; s.AckReplicas > 0 && s.AckReplicasTimeout > limit {
+		s.AckReplicasTimeout = max(limit, time.Millisecond)
+	}
+	return rdb.ReplicaAcks{Replicas: s.AckReplicas, Timeout: s.AckReplicasTimeout, OnConfirming: func(confirming bool, err error) {
+		if confirming {
+			s.Logger.Info("the replicas confirm acknowledgements again", "replicas", s.AckReplicas)
+			return
+		}
+		s.Logger.Warn("acknowledgements are not confirmed by the replicas: jobs count as done without them until they answer again (a failover meanwhile may run a job again)",
+			"err", err, "replicas", s.AckReplicas)
+	}}
 }
 
 // checkClasses compares the Go types jobs declares with their classes (WorkerConfig.Classes)

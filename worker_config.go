@@ -28,6 +28,8 @@ const (
 	DefaultShutdownGrace   = 10 * time.Second // supervisor's default stopwaitsecs
 	DefaultSignalInterval  = time.Second      // how often restart and pause keys are read
 	DefaultUnhandledDelay  = 5 * time.Second
+	// DefaultAckReplicasTimeout is how long a confirmation of AckReplicas waits.
+	DefaultAckReplicasTimeout = rdb.DefaultReplicaAckTimeout
 	// DefaultMemoryLimit is queue:work's --memory=128 (megabytes), in bytes: QueueWork's
 	// MemoryLimit. The zero WorkerConfig has no limit.
 	DefaultMemoryLimit = 128 << 20
@@ -176,6 +178,24 @@ type WorkerConfig struct {
 	// Default DefaultShutdownGrace; negative: cancel handlers at once.
 	ShutdownGrace time.Duration
 
+	// AckReplicas makes every acknowledgement (a finished or failed job's deletion, a
+	// release) wait until this many replicas of the Redis master hold it (Redis WAIT)
+	// before the job counts as done. Redis replicates asynchronously: without it, a
+	// failover can undo acknowledgements the old master took and their jobs run again
+	// (see docs/reliability.md). An acknowledgement whose connection fails (the master
+	// went away or was demoted) is sent again on the master of the moment. Replicas
+	// that confirm nothing for AckReplicasTimeout (none left after a master died, one
+	// cut off) are logged, and acknowledgements count as done without them until they
+	// answer again, so that the worker does not stop. It costs a replica's round trip
+	// per acknowledgement batch, and the acknowledgements share one connection. It
+	// needs one Redis server or Sentinel, not a Cluster. Default 0: acknowledgements
+	// are not confirmed, as PHP's.
+	AckReplicas int
+	// AckReplicasTimeout is how long an acknowledgement waits for the replicas, at most
+	// a quarter of the connection's retry_after (the acknowledgements behind it wait
+	// too). Default DefaultAckReplicasTimeout.
+	AckReplicasTimeout time.Duration
+
 	// Logger receives the worker's log. Default slog.Default().
 	Logger *slog.Logger
 	// Now is the clock for every timestamp (reservations, delays, retryUntil, events).
@@ -236,7 +256,10 @@ func settings(conn *Connection, c WorkerConfig) (*worker.Config, error) {
 		MaxJobs: c.MaxJobs, MaxTime: c.MaxTime, StopWhenEmpty: c.StopWhenEmpty, Rest: c.Rest, MemoryLimit: c.MemoryLimit,
 		SignalInterval: c.SignalInterval, ShutdownGrace: c.ShutdownGrace, Logger: c.Logger, Now: c.Now, OnEvent: c.OnEvent,
 		Backoff: c.Backoff, Middleware: c.Middleware, Classes: c.Classes, ClassMiddleware: c.ClassMiddleware,
-		ThroughDecoders: c.ThroughDecoders}
+		ThroughDecoders: c.ThroughDecoders, AckReplicas: c.AckReplicas, AckReplicasTimeout: c.AckReplicasTimeout}
+	if s.AckReplicas > 0 && s.AckReplicasTimeout == 0 {
+		s.AckReplicasTimeout = rdb.DefaultReplicaAckTimeout
+	}
 	if len(s.Queues) == 0 {
 		s.Queues = []string{conn.queue()}
 	}

@@ -127,6 +127,8 @@ type workFlags struct {
 	shutdownGrace  float64
 	timeoutRelease bool
 	noHeartbeat    bool
+	ackReplicas    int
+	ackTimeout     float64
 	quiet          bool
 	verbose        bool
 	unhandled      string
@@ -144,7 +146,7 @@ var workSections = []helpSection{
 		args: map[string]string{"CONNECTION": "the queue connection's name, which failed jobs and queue:pause keys carry (default: LARAQ_CONNECTION, else redis)"}},
 	{title: "More of queue:work's flags", names: []string{"once", "backoff", "max-jobs", "max-time", "rest", "block-for", "retry-after", "quiet", "verbose"}},
 	{title: "The Laravel application", names: []string{"laravel-root", "env-file", "laravel-version", "cache-prefix", "no-cache", "classes"}},
-	{title: "Redis", names: []string{"redis", "redis-sentinel", "redis-sentinel-master", "prefix"}},
+	{title: "Redis", names: []string{"redis", "redis-sentinel", "redis-sentinel-master", "prefix", "ack-replicas", "ack-replicas-timeout"}},
 	{title: "Failed jobs", names: []string{"database", "table", "create-failed-table"}},
 	{title: "Go handlers", names: []string{"unhandled", "unhandled-delay", "timeout-releases", "no-reservation-heartbeat", "shutdown-grace"}},
 	{title: "Forwarding to an HTTP service", names: []string{"forward", "forward-insecure"}},
@@ -179,6 +181,9 @@ func runWork(ctx context.Context, app *App, args []string) int {
 	fs.Float64Var(&w.shutdownGrace, "shutdown-grace", laraq.DefaultShutdownGrace.Seconds(), "`seconds` jobs in flight may still run after SIGTERM")
 	fs.BoolVar(&w.timeoutRelease, "timeout-releases", false, "release timed-out jobs (with their backoff) instead of leaving them reserved until retry_after, as PHP does")
 	fs.BoolVar(&w.noHeartbeat, "no-reservation-heartbeat", false, "do not keep a running job's reservation alive (by default it is extended every retry_after/3, so no\nworker runs a job twice that takes longer than retry_after); PHP workers never extend it")
+	fs.IntVar(&w.ackReplicas, "ack-replicas", 0, "a job counts as done when this many replicas of the master hold its deletion or release\n"+
+		"(Redis WAIT; sent again on the new master after a failover): a failover then runs again only the jobs in flight (0: off, as PHP)")
+	fs.Float64Var(&w.ackTimeout, "ack-replicas-timeout", laraq.DefaultAckReplicasTimeout.Seconds(), "`seconds` one confirmation waits for the replicas before the acknowledgement is sent again")
 	fs.BoolVar(&w.quiet, "quiet", false, "do not print a line per job")
 	fs.BoolVar(&w.verbose, "verbose", false, "show job ids in artisan lines, like queue:work -v")
 	for _, v := range []string{"v", "vv", "vvv"} { // artisan's verbosity flags
@@ -351,6 +356,7 @@ func (w *workFlags) config() (laraq.WorkerConfig, error) {
 	cfg.MemoryLimit = int64(w.memory) << 20
 	cfg.TimeoutReleases = w.timeoutRelease
 	cfg.ShutdownGrace = seconds(w.shutdownGrace)
+	cfg.AckReplicas, cfg.AckReplicasTimeout = w.ackReplicas, seconds(w.ackTimeout)
 	if w.tries == 0 {
 		cfg.Tries = laraq.UnlimitedTries // queue:work --tries=0
 	}
@@ -364,6 +370,8 @@ func (w *workFlags) config() (laraq.WorkerConfig, error) {
 		return cfg, fmt.Errorf("--concurrency %d: want 1 or more", w.concurrency)
 	case w.retryAfter < 0:
 		return cfg, fmt.Errorf("--retry-after %d: want 1 or more seconds", w.retryAfter)
+	case w.ackReplicas < 0 || w.ackTimeout <= 0:
+		return cfg, fmt.Errorf("--ack-replicas %d, --ack-replicas-timeout %v: want 0 or more replicas, more than 0 seconds", w.ackReplicas, w.ackTimeout)
 	case w.timeout < 0, w.sleep < 0, w.rest < 0, w.memory < 0, w.maxJobs < 0, w.maxTime < 0, w.shutdownGrace < 0:
 		return cfg, errors.New("--timeout, --sleep, --rest, --memory, --max-jobs, --max-time and --shutdown-grace must not be negative")
 	}

@@ -19,6 +19,8 @@
 #   concurrency 16, 64 and 256
 #   migration   10% of the jobs only a migration brings back: 5% due in :delayed, 5%
 #               left in :reserved with an expired reservation
+#   replica     a master with one replica (the CPU of both counted): acknowledgements
+#               not confirmed, and waiting for the replica (--ack-replicas 1, WAIT)
 #   cluster     three queues, one worker process each: on one redis-server, on a Redis
 #               Cluster of one master, and of three masters with a queue on each; queues
 #               named {NAME}, as Laravel ≤13.4 applications must name cluster queues
@@ -30,7 +32,7 @@
 # Usage: scripts/bench-scaling.sh [JOBS [ROUNDS]]   (make bench-scaling; default 50000 3)
 # Environment: BIG_JOBS (the 64 KB row's jobs, default JOBS/5), ROWS (a regexp of the row
 # names to run: base payload-8k payload-64k queues-10 queues-100 queues-100-last procs-2
-# procs-4 conc-16 conc-256 due-10 single-3q cluster-1 cluster-3).
+# procs-4 conc-16 conc-256 due-10 replica replica-acked single-3q cluster-1 cluster-3).
 # Needs go, redis-server and redis-cli (7.0+ for a one-master cluster's ADDSLOTSRANGE).
 set -euo pipefail
 
@@ -40,7 +42,7 @@ rounds="${2:-${ROUNDS:-3}}"
 big_jobs="${BIG_JOBS:-$((jobs / 5))}"
 rows_re="${ROWS:-.}"
 prefix=laravel_database_
-all_rows=(base payload-8k payload-64k queues-10 queues-100 queues-100-last procs-2 procs-4 conc-16 conc-256 due-10 single-3q cluster-1 cluster-3)
+all_rows=(base payload-8k payload-64k queues-10 queues-100 queues-100-last procs-2 procs-4 conc-16 conc-256 due-10 replica replica-acked single-3q cluster-1 cluster-3)
 
 # The entry point: internal/bench's test binary, TestBenchProcess (fill and drain modes).
 BENCH_PKG=./internal/bench
@@ -161,7 +163,7 @@ bench() { # MODE [VAR=value...]: one TestBenchProcess run on the row's servers
 # run_row NAME ROUND: one row on fresh servers; writes its figures to $work/NAME.ROUND.
 run_row() {
     local name=$1 r=$2
-    local n=$jobs payload=0 conc=64 procs=1 queues=bench due=0 last=0 topo=single split=0
+    local n=$jobs payload=0 conc=64 procs=1 queues=bench due=0 last=0 topo=single split=0 acks=0
     case $name in
     base) ;;
     payload-8k) payload=8192 ;;
@@ -174,6 +176,8 @@ run_row() {
     conc-16) conc=16 ;;
     conc-256) conc=256 ;;
     due-10) due=0.1 ;;
+    replica) topo=replica ;;
+    replica-acked) topo=replica acks=1 ;;
     single-3q) procs=3 split=1 ;;
     cluster-1) procs=3 split=1 topo=cluster1 ;;
     cluster-3) procs=3 split=1 topo=cluster3 ;;
@@ -185,6 +189,17 @@ run_row() {
         start_server
         ports=("$started_port")
         connect=(LARAQ_BENCH_REDIS="127.0.0.1:$started_port")
+        ;;
+    replica)
+        start_server
+        ports=("$started_port")
+        connect=(LARAQ_BENCH_REDIS="127.0.0.1:$started_port")
+        start_server --replicaof 127.0.0.1 "${ports[0]}"
+        ports+=("$started_port")
+        for _ in $(seq 1 200); do
+            if redis-cli -p "$started_port" info replication | grep -q 'master_link_status:up'; then break; fi
+            sleep 0.05
+        done
         ;;
     cluster1 | cluster3)
         start_cluster "${topo#cluster}"
@@ -206,7 +221,7 @@ run_row() {
     for ((p = 0; p < procs; p++)); do
         q=$queues
         if ((split)); then q=${qs[p]}; fi
-        bench drain LARAQ_BENCH_QUEUE="$q" LARAQ_BENCH_CONCURRENCY="$conc" LARAQ_BENCH_START_AT="$at" >"$work/out.$p" 2>&1 &
+        bench drain LARAQ_BENCH_QUEUE="$q" LARAQ_BENCH_CONCURRENCY="$conc" LARAQ_BENCH_ACK_REPLICAS="$acks" LARAQ_BENCH_START_AT="$at" >"$work/out.$p" 2>&1 &
         pids+=($!)
     done
     for p in "${!pids[@]}"; do
@@ -274,6 +289,8 @@ label() {
     conc-16) echo "concurrency 16" ;;
     conc-256) echo "concurrency 256" ;;
     due-10) echo "10% brought back by migration" ;;
+    replica) echo "a master and a replica (both servers' CPU)" ;;
+    replica-acked) echo "the same, acknowledgements wait for the replica (--ack-replicas 1)" ;;
     single-3q) echo "3 queues, 1 process each, one redis-server" ;;
     cluster-1) echo "the same on a Cluster of 1 master" ;;
     cluster-3) echo "the same on a Cluster of 3 masters" ;;

@@ -21,6 +21,6 @@
 // and peak RSS belong to that measurement alone.
 //
 //	u0, _ := bench.Take(ctx, client)
-//	res, _ := bench.Drain(ctx, client, "laravel_database_", []string{"bench"}, 64)
+//	res, _ := bench.Drain(ctx, client, "laravel_database_", []string{"bench"}, 64, 0)
 //	fmt.Println(res.PerJob().GoCPU)
 package bench

@@ -32,6 +32,7 @@ import (
 //	           go_cpu_us, redis_cpu_us, script_us, script_calls, cmds, allocs; and
 //	           vmhwm_kb (the process' peak RSS), go_cpu_s (its CPU in all), start_ns and
 //	           end_ns (the measurement's wall-clock span, Unix nanoseconds).
+//	           LARAQ_BENCH_ACK_REPLICAS is WorkerConfig.AckReplicas.
 //	           LARAQ_BENCH_CPUPROFILE / LARAQ_BENCH_MEMPROFILE write pprof profiles of it.
 //	yardstick  Laravel's pop effect over the whole queue, yardstickBatch jobs per call; prints
 //	           the same fields as drain
@@ -71,7 +72,8 @@ func TestBenchProcess(t *testing.T) {
 			time.Sleep(time.Until(time.Unix(0, at)))
 		}
 		stop := profile(t)
-		res, err := bench.Drain(ctx, client, prefix, queues, conc)
+		acks, _ := strconv.Atoi(os.Getenv("LARAQ_BENCH_ACK_REPLICAS"))
+		res, err := bench.Drain(ctx, client, prefix, queues, conc, acks)
 		stop()
 		if err != nil {
 			t.Fatal(err)

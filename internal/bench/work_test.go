@@ -55,7 +55,7 @@ func TestFillWorkThenDrain(t *testing.T) {
 		}
 	}
 
-	res, err := bench.Drain(ctx, client, prefix, queues, 16)
+	res, err := bench.Drain(ctx, client, prefix, queues, 16, 0)
 	mustNoErr(t, err)
 	if res.Jobs != 301 {
 		t.Fatalf("the drain ran %d of 301 jobs", res.Jobs)
@@ -103,7 +103,7 @@ func TestTakeSumsClusterMasters(t *testing.T) {
 	}
 	_, err := bench.FillWork(ctx, client, prefix, bench.Work{Queues: queues, Jobs: 300})
 	mustNoErr(t, err)
-	res, err := bench.Drain(ctx, client, prefix, queues, 8)
+	res, err := bench.Drain(ctx, client, prefix, queues, 8, 0)
 	mustNoErr(t, err)
 	// Each job costs five or so commands on its queue's master (its share of a pop's
 	// scripted LRANGE, ZADD, LTRIMs and ticket, a ZREM of its reserved copy): about 1,600

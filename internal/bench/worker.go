@@ -58,8 +58,8 @@ func (r Result) Rate() float64 { return float64(r.Jobs) / r.Elapsed.Seconds() }
 
 // Drain runs a worker with concurrency slots on queues, in that priority order, until
 // every queue is empty (StopWhenEmpty) and measures it: from before NewWorker to Run's
-// return. It runs Noop and Padded jobs.
-func Drain(ctx context.Context, client redis.UniversalClient, prefix string, queues []string, concurrency int) (Result, error) {
+// return. It runs Noop and Padded jobs. ackReplicas is WorkerConfig.AckReplicas.
+func Drain(ctx context.Context, client redis.UniversalClient, prefix string, queues []string, concurrency, ackReplicas int) (Result, error) {
 	var count atomic.Int64
 	jobs := laraq.NewJobs()
 	for _, class := range []string{Noop{}.PHPClass(), Padded{}.PHPClass()} {
@@ -76,8 +76,9 @@ func Drain(ctx context.Context, client redis.UniversalClient, prefix string, que
 	w, err := laraq.NewWorker(connection(client, prefix, nil), jobs, laraq.WorkerConfig{
 		Queues: queues, Concurrency: concurrency, StopWhenEmpty: true,
 		// A job FillWork left with an expired reservation comes back at attempt 2.
-		Tries:  3,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Tries:       3,
+		AckReplicas: ackReplicas,
+		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {
 		return Result{}, err

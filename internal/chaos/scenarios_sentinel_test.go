@@ -3,6 +3,7 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -28,14 +29,32 @@ func failoverJobs(i int) []string {
 
 // sentinelFailover: SENTINEL FAILOVER while two workers run jobs and more are pushed.
 func sentinelFailover(e *Env, long bool) {
-	runFailover(e, long, "sentinel failover", func(ctx context.Context) error { return e.Sentinels.Failover(ctx) })
+	runFailover(e, long, "sentinel failover", false, func(ctx context.Context) error { return e.Sentinels.Failover(ctx) })
 }
 
 // sentinelMasterKill: the master is killed with -9 while two workers run jobs and more
 // are pushed; the Sentinels promote the replica after down-after-milliseconds.
 func sentinelMasterKill(e *Env, long bool) {
-	runFailover(e, long, "master kill -9", func(context.Context) error { e.Redis.Kill(); return nil })
+	runFailover(e, long, "master kill -9", false, func(context.Context) error { e.Redis.Kill(); return nil })
 }
+
+// sentinelFailoverAcked is sentinelFailover with the workers' acknowledgements waiting
+// for the replica (--ack-replicas 1): a job runs again only if it was in flight at the
+// switch.
+func sentinelFailoverAcked(e *Env, long bool) {
+	runFailover(e, long, "sentinel failover", true, func(ctx context.Context) error { return e.Sentinels.Failover(ctx) })
+}
+
+// sentinelMasterKillAcked is sentinelMasterKill with --ack-replicas 1.
+func sentinelMasterKillAcked(e *Env, long bool) {
+	runFailover(e, long, "master kill -9", true, func(context.Context) error { e.Redis.Kill(); return nil })
+}
+
+// The Sentinel scenarios' workers: two processes of concurrency 8.
+const (
+	failoverWorkers     = 2
+	failoverConcurrency = 8
+)
 
 // runFailover is a Sentinel scenario: jobs dispatched by Laravel and seen on the replica
 // (WAIT) before the workers start, more pushed in batches throughout (each batch
@@ -44,7 +63,10 @@ func sentinelMasterKill(e *Env, long bool) {
 // took and never replicated make a job run again: the at-least-once contract under
 // asynchronous replication), but only for jobs whose first success ended shortly
 // before the switch; lost jobs, second failed rows and jobs left behind fail.
-func runFailover(e *Env, long bool, fault string, do func(context.Context) error) {
+//
+// With acked (--ack-replicas 1) a job may run again only when it was in flight at the
+// switch: at most as many as the workers run at once.
+func runFailover(e *Env, long bool, fault string, acked bool, do func(context.Context) error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	n, late := pick(long, 1500, 10000), pick(long, 300, 2000)
@@ -57,8 +79,12 @@ func runFailover(e *Env, long bool, fault string, do func(context.Context) error
 	if err != nil {
 		e.T.Fatal(err)
 	}
-	for range 2 {
-		e.StartGo("--concurrency", "8", "--tries", "2", "--sleep", "0.1")
+	args := []string{"--concurrency", strconv.Itoa(failoverConcurrency), "--tries", "2", "--sleep", "0.1"}
+	if acked {
+		args = append(args, "--ack-replicas", "1")
+	}
+	for range failoverWorkers {
+		e.StartGo(args...)
 	}
 	var wg sync.WaitGroup
 	var unconfirmed int
@@ -87,9 +113,16 @@ func runFailover(e *Env, long bool, fault string, do func(context.Context) error
 	e.T.Logf("%s: master %s -> %s in %s; %d of %d late pushes unconfirmed so far", e.Name, before, after, to.Sub(from).Round(time.Millisecond), unconfirmed, late)
 	wg.Wait()
 	settle(e, 30*time.Second)
-	e.Tolerate(ProblemRunTwice, "acknowledgements the old master took in the moments before the switch and never replicated (asynchronous replication; no replica-wait mode yet)")
+	if acked {
+		e.Tolerate(ProblemRunTwice, "jobs in flight at the switch (bounded below)")
+	} else {
+		e.Tolerate(ProblemRunTwice, "acknowledgements the old master took in the moments before the switch and never replicated (asynchronous replication; --ack-replicas bounds them)")
+	}
 	res := e.Finish(time.Minute)
 	e.T.Logf("%s: %d late pushes unconfirmed, %d of them lost by Redis; %d jobs ran again after a success", e.Name, unconfirmed, res.LostByRedis, res.RunTwice)
+	if inFlight := failoverWorkers * failoverConcurrency; acked && res.RunTwice > inFlight {
+		e.T.Errorf("%d jobs ran again after a success with --ack-replicas 1; at most the %d in flight at the switch may", res.RunTwice, inFlight)
+	}
 	// A success whose deletion was lost ended on the old master before the switch; a
 	// killed master is declared down a second after its death, so the window starts a
 	// little before the fault.

@@ -34,6 +34,9 @@ var scenarios = []scenario{
 	// A master, a replica and three Sentinels: the master fails over mid-run.
 	{name: "sentinel-failover", short: true, opts: withSentinel(retryAfter(5, 10)), run: sentinelFailover},
 	{name: "sentinel-master-kill", short: true, opts: withSentinel(retryAfter(5, 10)), run: sentinelMasterKill},
+	// The same with acknowledgements that wait for the replica (--ack-replicas 1).
+	{name: "sentinel-failover-acked", short: true, opts: withSentinel(retryAfter(5, 10)), run: sentinelFailoverAcked},
+	{name: "sentinel-master-kill-acked", short: true, opts: withSentinel(retryAfter(5, 10)), run: sentinelMasterKillAcked},
 }
 
 func retryAfter(short, long int) func(bool) Options {

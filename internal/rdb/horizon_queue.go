@@ -95,7 +95,7 @@ func (r *RDB) DeleteReservedManyAnd(ctx context.Context, jobs []Finished, also f
 	deleted = make([]bool, len(jobs))
 	errs = make([]error, len(jobs))
 	zrem := make([]*redis.Cmd, len(jobs))
-	cmds, perr := r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+	queue := func(p redis.Pipeliner) {
 		for i, j := range jobs {
 			// ZREM key member, as ZRem sends it, with the key boxed once per queue:
 			// ZRem's own variadic arguments cost four allocations a job.
@@ -104,8 +104,14 @@ func (r *RDB) DeleteReservedManyAnd(ctx context.Context, jobs []Finished, also f
 		if also != nil {
 			also(p)
 		}
-		return nil
-	})
+	}
+	var cmds []redis.Cmder
+	var perr error
+	if r.replicas == nil {
+		cmds, perr = r.client.Pipelined(ctx, func(p redis.Pipeliner) error { queue(p); return nil })
+	} else {
+		cmds, perr = r.replicas.pipelined(ctx, queue)
+	}
 	for i, c := range zrem {
 		n, cerr := c.Int64()
 		if cerr != nil {

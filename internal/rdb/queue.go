@@ -180,7 +180,15 @@ func (r *RDB) pop(ctx context.Context, queue string, reserveUntil int64, max int
 // added.
 func (r *RDB) Release(ctx context.Context, queue string, reserved []byte, availableAt int64) (released bool, err error) {
 	k := r.keysOf(queue)
-	n, err := releaseScript.Run(ctx, r.client, []string{k.Delayed, k.Reserved}, reserved, availableAt).Int64()
+	var n int64
+	if r.replicas == nil {
+		n, err = releaseScript.Run(ctx, r.client, []string{k.Delayed, k.Reserved}, reserved, availableAt).Int64()
+	} else {
+		err = r.replicas.do(ctx, func(c redis.Scripter) (err error) {
+			n, err = releaseScript.Run(ctx, c, []string{k.Delayed, k.Reserved}, reserved, availableAt).Int64()
+			return err
+		})
+	}
 	if err != nil {
 		return false, fmt.Errorf("rdb: release job on queue %q: %w", queue, err)
 	}
@@ -192,6 +200,10 @@ func (r *RDB) Release(ctx context.Context, queue string, reserved []byte, availa
 // re-encoding removes nothing. deleted is false when the reservation was not found
 // (expired and migrated back, so the job will run again).
 func (r *RDB) DeleteReserved(ctx context.Context, queue string, reserved []byte) (deleted bool, err error) {
+	if r.replicas != nil {
+		deleted, _, _, err := r.DeleteReservedManyAnd(ctx, []Finished{{Queue: queue, Reserved: reserved}}, nil)
+		return deleted[0], err
+	}
 	k := r.keysOf(queue)
 	n, err := r.client.ZRem(ctx, k.Reserved, reserved).Result()
 	if err != nil {

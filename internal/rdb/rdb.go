@@ -25,6 +25,10 @@ type Options struct {
 	// Cache locates the Laravel cache keys workers use (restart and pause signals, the
 	// maxExceptions counter). Default: the queue client, no prefixes.
 	Cache CacheOptions
+
+	// ReplicaAcks makes acknowledgements wait for replicas (see ReplicaAcks). Default:
+	// they do not.
+	ReplicaAcks ReplicaAcks
 }
 
 // CacheOptions says where the Laravel cache store keeps its keys.
@@ -50,6 +54,7 @@ type RDB struct {
 	prefix   string
 	hashTags bool
 	cache    *Cache
+	replicas *replicaAcks // nil: acknowledgements are not confirmed
 
 	keys sync.Map // queue name -> *QueueKeys
 	args sync.Map // queue name -> *queueArgs
@@ -68,7 +73,11 @@ func New(client redis.UniversalClient, opts Options) (*RDB, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &RDB{client: client, prefix: opts.Prefix, hashTags: opts.ClusterHashTags, cache: cache}, nil
+	replicas, err := newReplicaAcks(client, opts.ReplicaAcks)
+	if err != nil {
+		return nil, err
+	}
+	return &RDB{client: client, prefix: opts.Prefix, hashTags: opts.ClusterHashTags, cache: cache, replicas: replicas}, nil
 }
 
 // Client returns the queue client.

@@ -51,6 +51,8 @@ type Config struct {
 	CacheStore, CacheServer     string
 	RestartKeys, PauseKeys      []string
 	PoolSize                    int // the queue client's connection pool, 0 when unknown
+	AckReplicas                 int // replicas each acknowledgement waits for (RDB does the waiting); for the log
+	AckReplicasTimeout          time.Duration
 
 	// queue:work's options.
 	Queues               []string

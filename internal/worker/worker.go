@@ -269,6 +269,9 @@ func (w *Worker) logStart() {
 	w.log.Info("worker started", "redis", c.Server, "connection", c.Connection, "queues", c.Queues,
 		"prefix", c.Prefix, "laravel", c.Release.String(), "failed_store", c.FailedStore,
 		"concurrency", c.Concurrency, "memory_limit_mb", c.MemoryLimit>>20, "redis_pool", c.PoolSize)
+	if c.AckReplicas > 0 {
+		w.log.Info("acknowledgements wait for replicas (WAIT) before a job counts as done", "replicas", c.AckReplicas, "timeout", c.AckReplicasTimeout)
+	}
 	switch {
 	case c.CacheDisabled:
 		w.log.Debug("no cache: restart and pause signals are not read, maxExceptions is not counted")
