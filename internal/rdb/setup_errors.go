@@ -108,7 +108,7 @@ func (e *ConfigError) Fix() string {
 		case strings.Contains(e.Err.Error(), "key") && e.Key != "":
 			return fmt.Sprintf("grant the queue's keys: ACL SETUSER %s ~%s*", user, e.Key)
 		}
-		return fmt.Sprintf("grant the user the commands laraq runs (ACL SETUSER %s +@list +@sortedset +@scripting +@string +@keyspace) and the application's keys", user)
+		return fmt.Sprintf("grant the user the commands laraq runs, those its scripts run included (ACL SETUSER %s +@list +@sortedset +@string +@keyspace +@scripting +@connection), and the application's keys", user)
 	case ErrUnknownCommand:
 		return "use Redis 5 or later (or Valkey), reached directly or through a proxy that passes the command on"
 	case ErrNoScript:
