@@ -3,6 +3,7 @@ package metrics
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -284,7 +285,11 @@ func (m *Metrics) Observe(e Event) {
 		m.mu.Lock()
 		if e.Kind == QueueSkipped {
 			why := "a key holds the wrong type"
-			if e.Err != nil {
+			var ce *rdb.ConfigError
+			switch {
+			case errors.As(e.Err, &ce) && ce.Key != "":
+				why = fmt.Sprintf("%s holds a %s, not a %s", ce.Key, ce.Type, ce.Want)
+			case e.Err != nil:
 				why = shortError(e.Err)
 			}
 			m.skips[e.Queue] = why
