@@ -2,6 +2,8 @@ package faults
 
 import (
 	"context"
+	"errors"
+	"log/slog"
 	"reflect"
 	"strconv"
 	"strings"
@@ -68,6 +70,21 @@ func TestReplicaAtStartStops(t *testing.T) {
 	}
 	if after := queueState(t, mc, "app_queues:default"); !reflect.DeepEqual(after, before) {
 		t.Errorf("the jobs changed:\nbefore %v\nafter  %v", before, after)
+	}
+
+	// The library: Run returns the error the line is, which errors.Is tells apart.
+	lw, err := laraq.NewWorker(&laraq.Connection{Client: replica.Client(t, 0), Prefix: "app_", Release: release}, handlers(&r),
+		laraq.WorkerConfig{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	err = lw.Run(ctx)
+	var ce *laraq.RedisConfigError
+	if !errors.Is(err, laraq.ErrRedisReadOnly) || !errors.As(err, &ce) || ce.Server != replica.Addr+"/0" ||
+		laraq.ExitStatus(err) != laraq.ExitRedisSetup || !strings.HasSuffix(w.lastLine(), err.Error()) {
+		t.Errorf("Run returned %v, want the *RedisConfigError of the line", err)
 	}
 }
 

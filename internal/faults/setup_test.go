@@ -68,11 +68,14 @@ func TestCommandTheWorkerNeedsStops(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		extra []string
-		user  string
+		deny  string // the ACL rule of the worker's user ("": the default user)
 		parts []string
 	}{
-		{"acl-user-without-evalsha", nil, "worker",
+		{"acl-user-without-evalsha", nil, "-evalsha",
 			[]string{"the user may not run EVALSHA, which laraq needs", "NOPERM", "fix: grant it: ACL SETUSER worker +evalsha"}},
+		// The restart signal's read (GET), after the first pops.
+		{"acl-user-without-get", nil, "-get",
+			[]string{"the user may not run GET, which laraq needs", "NOPERM", "fix: grant it: ACL SETUSER worker +get"}},
 		{"server-without-evalsha", []string{"--rename-command", "EVALSHA", ""}, "",
 			[]string{"the server does not know EVALSHA, which laraq needs", "unknown command", "fix: use Redis 5 or later"}},
 	} {
@@ -82,11 +85,11 @@ func TestCommandTheWorkerNeedsStops(t *testing.T) {
 			srv := testenv.PrivateRedis(t, tc.extra...)
 			admin := srv.Client(t, 0)
 			url := "redis://" + srv.Addr + "/0"
-			if tc.user != "" {
-				if err := admin.Do(ctx, "acl", "setuser", tc.user, "on", ">s3cret-pass", "~*", "&*", "+@all", "-evalsha").Err(); err != nil {
+			if tc.deny != "" {
+				if err := admin.Do(ctx, "acl", "setuser", "worker", "on", ">s3cret-pass", "~*", "&*", "+@all", tc.deny).Err(); err != nil {
 					t.Fatal(err)
 				}
-				url = "redis://" + tc.user + ":s3cret-pass@" + srv.Addr + "/0"
+				url = "redis://worker:s3cret-pass@" + srv.Addr + "/0"
 			}
 			// A plain RPUSH, as Laravel's push script does it: the dispatcher itself needs
 			// EVALSHA.

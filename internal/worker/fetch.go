@@ -315,7 +315,9 @@ func (f *fetcher) fetch(l *fetchRun, n int) (got int, active string, err error) 
 		if l.paused[q] || l.leftAlone(q, wall) || l.skipping(q, wall) {
 			continue
 		}
-		if !l.woken {
+		// A skipped queue's try migrates too: its :delayed or :reserved may be the key
+		// that is broken.
+		if !l.woken || l.skipped[q] != nil {
 			if err := f.migrate(l, q); err != nil {
 				if f.skip(l, q, err) {
 					continue
