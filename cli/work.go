@@ -337,7 +337,7 @@ func runWork(ctx context.Context, app *App, args []string) int {
 // (refused credentials, a replica, a Cluster slot clash, a command the ACL user may not
 // run, ...), so that a supervisor can tell it from a crash, else 1.
 func workFailed(app *App, err error) int {
-	app.errorf("%v", err)
+	app.errorf("%s", strings.TrimPrefix(err.Error(), "laraq: ")) // the line starts with the command's name already
 	return max(laraq.ExitStatus(err), 1)
 }
 

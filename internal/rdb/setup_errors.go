@@ -52,7 +52,11 @@ type ConfigError struct {
 }
 
 func (e *ConfigError) Error() string {
-	return fmt.Sprintf("redis at %s: %s (%s); fix: %s", e.Server, e.what(), shortReply(e.Err), e.Fix())
+	reply := shortReply(e.Err)
+	if e.Reason == ErrWrongType && e.Key != "" {
+		reply = "WRONGTYPE" // what() says what the reply would repeat
+	}
+	return fmt.Sprintf("redis at %s: %s (%s); fix: %s", e.Server, e.what(), reply, e.Fix())
 }
 
 // Unwrap returns Redis' reply.
