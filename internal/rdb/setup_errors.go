@@ -240,16 +240,31 @@ func replyOf(err error) error {
 
 // commandIn returns the command a reply quotes: 'evalsha' (Redis 6+: "no permissions to
 // run the 'evalsha' command", "unknown command 'evalsha'") or `evalsha` (Redis 5 and 6's
-// unknown command); "" when it quotes none.
+// unknown command), or 'config|get' for a subcommand; "" when it quotes none that looks
+// like a command name.
 func commandIn(msg string) string {
 	for _, q := range []string{"'", "`"} {
 		if _, rest, ok := strings.Cut(msg, q); ok {
-			if name, _, ok := strings.Cut(rest, q); ok && name != "" && !strings.ContainsAny(name, " \t") {
+			if name, _, ok := strings.Cut(rest, q); ok && isCommandName(name) {
 				return name
 			}
 		}
 	}
 	return ""
+}
+
+// isCommandName reports whether s can be a command's name: 1 to 64 letters, digits, '|',
+// '-' or '_'. Anything else a reply quotes is not put in a message.
+func isCommandName(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '|' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // scriptLocation is where Redis ≤6 says a script's command failed: "@user_script:1: "

@@ -242,3 +242,36 @@ func testenvEventually(t *testing.T, ok func() bool) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// FuzzConfigErrorOf: any reply Redis (or a proxy) may send is classified without a
+// panic, and a *ConfigError's message is one line naming the server and the fix.
+func FuzzConfigErrorOf(f *testing.F) {
+	for _, s := range []string{
+		"READONLY You can't write against a read only replica.",
+		"ERR Error running script (call to f_1): @user_script:1: @user_script: 1: -READONLY x",
+		"NOPERM this user has no permissions to run the 'evalsha' command",
+		"ERR unknown command `ev\nal`, with args beginning with: ",
+		"WRONGTYPE k holds a string, not a list",
+		"ERR Error running script @user_script:",
+		"CROSSSLOT", "NOSCRIPT\n", "", "ERR", "ERR unknown command '",
+	} {
+		f.Add(s, "default")
+	}
+	f.Fuzz(func(t *testing.T, reply, queue string) {
+		err := ConfigErrorOf(nil, queue, fmt.Errorf("wrapped: %w", replyErr(reply)))
+		ce, ok := err.(*ConfigError)
+		if ok != (reasonOf(replyErr(reply)) != nil) {
+			t.Fatalf("%q: ConfigErrorOf gives %T", reply, err)
+		}
+		if !ok {
+			return
+		}
+		msg := ce.Error()
+		if strings.ContainsAny(ce.Command, " \n") || !strings.HasPrefix(msg, "redis at no redis client: ") || !strings.Contains(msg, "; fix: ") {
+			t.Fatalf("%q: %q", reply, msg)
+		}
+		if !strings.Contains(queue, "\n") && strings.Contains(msg, "\n") {
+			t.Fatalf("%q: message of several lines: %q", reply, msg)
+		}
+	})
+}
