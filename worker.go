@@ -173,8 +173,8 @@ func (w *Worker) Paused() bool { return w.w.Paused() }
 // Redis errors are logged and the call retried with backoff, except the refusals no
 // retry heals, which end Run at first sight: refused credentials (*RedisAuthError) and
 // a *RedisConfigError (a replica, a Cluster slot clash, a command the ACL user may not
-// run or the server lacks). READONLY after a pop succeeded is retried for ReadOnlyGrace
-// first, as a failover in progress. A key of one queue holding the wrong type does not
+// run or the server lacks). READONLY after a pop succeeded, or through Sentinel, is
+// retried for ReadOnlyGrace first, as a failover in progress. A key of one queue holding the wrong type does not
 // end Run: that queue is skipped (EventQueueSkipped) and tried again every
 // SkippedQueueRetry while the others go on. Out of memory is retried.
 func (w *Worker) Run(ctx context.Context) error { return w.w.Run(ctx) }

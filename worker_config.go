@@ -175,9 +175,9 @@ type WorkerConfig struct {
 
 	// ReadOnlyGrace is how long the worker keeps retrying when the master it popped from
 	// answers READONLY (a failover in progress: Sentinel demoted it) before Run stops
-	// with the *RedisConfigError (ErrRedisReadOnly). READONLY before any pop succeeded (a
-	// worker pointed at a replica) stops it at once. Default DefaultReadOnlyGrace;
-	// negative: stop at once.
+	// with the *RedisConfigError (ErrRedisReadOnly). READONLY before any pop succeeded, on
+	// a client that is not Sentinel's (a worker pointed at a replica), stops it at once.
+	// Default DefaultReadOnlyGrace; negative: stop at once.
 	ReadOnlyGrace time.Duration
 	// SkippedQueueRetry is how often a queue skipped because one of its keys holds the
 	// wrong type is tried again; it resumes by itself once the key is repaired. Default

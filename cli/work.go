@@ -66,18 +66,19 @@ Stopping: SIGTERM or SIGINT stop taking jobs; jobs in flight get --shutdown-grac
 finish (a second signal exits at once). SIGUSR2 pauses, SIGCONT resumes.
 'php artisan queue:restart' (or 'laraq restart') makes the worker finish its jobs and
 exit 0, as do --max-jobs, --max-time, --stop-when-empty and --once; over --memory it
-exits 12, as queue:work does. A Redis setup no retry fixes — refused credentials, a
-replica (READONLY; after a pop succeeded, only once --readonly-grace passed), a Cluster
-queue name without hash tag (CROSSSLOT), a command the ACL user may not run (NOPERM) or
-the server lacks — ends it at first sight with one line naming the server and the fix,
-exit status 3. A queue one of whose keys holds the wrong type (WRONGTYPE) is skipped
-with an ERROR line naming the key, the others go on, and it is tried again every
---skipped-queue-retry; --stop-when-empty and --once then exit 3 instead of 0, and exit 1
-when no pop succeeded for 10 s (Redis down or out of memory). 'php artisan queue:pause' (Laravel 12.40+, or 'laraq
-pause') pauses one queue. When the Laravel version is not named (--laravel-version,
-LARAQ_LARAVEL_VERSION or the framework under --laravel-root) but guessed from the .env
-keys or defaulted, these signals are read under every version's cache key scheme, so
-that a wrong guess does not hide them (--log-level debug lists the keys).
+exits 12, as queue:work does. A Redis setup no retry fixes ends it at first sight with
+one line naming the server and the fix, exit status 3: refused credentials, a replica
+(READONLY; after a pop succeeded or through Sentinel, once --readonly-grace passed), a
+Cluster queue name without hash tag (CROSSSLOT), a command the ACL user may not run
+(NOPERM) or the server lacks. A queue one of whose keys holds the wrong type
+(WRONGTYPE) is skipped with an ERROR line naming the key, the others go on, and it is
+tried again every --skipped-queue-retry; --stop-when-empty and --once then exit 3
+instead of 0, and exit 1 when no pop succeeded for 10 s (Redis down or out of memory).
+'php artisan queue:pause' (Laravel 12.40+, or 'laraq pause') pauses one queue. When
+the Laravel version is not named (--laravel-version, LARAQ_LARAVEL_VERSION or the
+framework under --laravel-root) but guessed from the .env keys or defaulted, these
+signals are read under every version's cache key scheme, so that a wrong guess does not
+hide them (--log-level debug lists the keys).
 
 --classes FILE (or LARAQ_CLASSES), a manifest 'laraq classes' wrote, makes the worker
 compare each Go type this binary registered with its PHP class before it takes a job,
@@ -198,7 +199,7 @@ func runWork(ctx context.Context, app *App, args []string) int {
 	fs.StringVar(&w.logLevel, "log-level", "info", "`level` of the stderr log: debug, info, warn, error")
 	fs.StringVar(&w.logFormat, "log-format", string(artisanlog.Artisan), "`format` of job lines and log: artisan (Laravel 9+), artisan8, json or text; colours on a terminal")
 	fs.Float64Var(&w.readOnlyGrace, "readonly-grace", laraq.DefaultReadOnlyGrace.Seconds(),
-		"`seconds` to keep retrying when the master answers READONLY after a pop succeeded, as in a failover,\nbefore exiting 3 (0: exit at once; READONLY before any pop exits at once)")
+		"`seconds` to keep retrying when the master answers READONLY after a pop succeeded, as in a failover,\nbefore exiting 3 (0: exit at once; READONLY before any pop, not through Sentinel, exits at once)")
 	fs.Float64Var(&w.skippedRetry, "skipped-queue-retry", laraq.DefaultSkippedQueueRetry.Seconds(),
 		"`seconds` between tries of a queue skipped because one of its keys holds the wrong type")
 	fs.StringVar(&w.metricsAddr, "metrics-addr", "", "serve Prometheus /metrics and /healthz on this `address`, e.g. :9090")

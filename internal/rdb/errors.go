@@ -82,3 +82,11 @@ func ServerOf(c redis.UniversalClient) string {
 	}
 	return fmt.Sprintf("%T", c)
 }
+
+// ViaSentinel reports whether c reaches its master through Sentinel: go-redis' failover
+// client, also wrapped (laravel.Connect names it). A READONLY from such a client is a
+// failover under way, since the Sentinels name the master it talks to.
+func ViaSentinel(c redis.UniversalClient) bool {
+	cl, ok := c.(interface{ Options() *redis.Options })
+	return ok && cl.Options().Addr == "FailoverClient"
+}

@@ -275,3 +275,16 @@ func FuzzConfigErrorOf(f *testing.F) {
 		}
 	})
 }
+
+// A Sentinel client, bare or as laravel.Connect wraps it, is told from a plain one.
+func TestViaSentinel(t *testing.T) {
+	t.Parallel()
+	fc := redis.NewFailoverClient(&redis.FailoverOptions{MasterName: "mymaster", SentinelAddrs: []string{"127.0.0.1:1"}})
+	defer fc.Close()
+	wrapped := struct{ *redis.Client }{fc}
+	plain := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
+	defer plain.Close()
+	if !ViaSentinel(fc) || !ViaSentinel(wrapped) || ViaSentinel(plain) || ViaSentinel(nil) {
+		t.Error("ViaSentinel is wrong")
+	}
+}

@@ -14,7 +14,8 @@ import (
 // (rdb.ConfigError: a replica, a Cluster slot clash, an ACL user denied a command, a
 // command or script the server lacks) stops the worker at first sight with one line
 // naming the server and the fix, as refused credentials do. READONLY after a pop has
-// succeeded is a failover in progress: retried for ReadOnlyGrace first. A key of one
+// succeeded, or through Sentinel, is a failover in progress: retried for ReadOnlyGrace
+// first. A key of one
 // queue holding the wrong type skips that queue: the others go on, it is tried again
 // every SkippedQueueRetry and resumes by itself once the key is repaired. Out of memory
 // and every other error are retried with backoff, as before.
@@ -135,9 +136,11 @@ func (f *fetcher) refused(l *fetchRun, err error) error {
 		case ce.Reason == rdb.ErrWrongType:
 			// A queue's key: the queue is skipped where it was seen. This one came from
 			// asking again for a lost pop, which is retried.
-		case ce.Reason == rdb.ErrReadOnly && l.popped && f.cfg.ReadOnlyGrace > 0:
-			// The master this worker popped from became a replica: a failover is under
-			// way, and Sentinel's clients find the new master once it is promoted.
+		case ce.Reason == rdb.ErrReadOnly && (l.popped || rdb.ViaSentinel(f.cfg.Client)) && f.cfg.ReadOnlyGrace > 0:
+			// The master this worker popped from became a replica, or the one the
+			// Sentinels named is one: a failover is under way, and Sentinel's clients
+			// find the new master once it is promoted. A replica before any pop, not
+			// named by Sentinels, is where the worker was pointed: stop at once.
 			if l.readOnlySince.IsZero() {
 				l.readOnlySince = time.Now()
 				f.log.Warn("redis became a read-only replica, as in a failover; retrying until the grace ends",
