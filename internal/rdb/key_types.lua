@@ -1,5 +1,5 @@
 -- key_types: two functions prepended to every script that writes more than one key of a
--- queue (pop, migrate, release, unreserve), so that a key holding the wrong type fails
+-- queue (pop, migrate, release, unreserve, push_once), so that a key holding the wrong type fails
 -- the script before its first write, with an error naming the key. Redis does not undo
 -- the writes a failing script made before the failing command: without the check, a
 -- :notify list overwritten with a string failed the pop after the job had been moved to

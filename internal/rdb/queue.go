@@ -30,7 +30,7 @@ func (r *RDB) PushOnce(ctx context.Context, queue string, payload []byte, id str
 	}
 	n, err := pushOnceScript.Run(ctx, r.client, []string{k.Queue, k.Notify, k.PushGuard(id)}, payload, secs).Int64()
 	if err != nil {
-		return false, fmt.Errorf("rdb: push to queue %q: %w", queue, err)
+		return false, fmt.Errorf("rdb: push to queue %q: %w", queue, r.queueError(ctx, queue, err))
 	}
 	return n == 1, nil
 }

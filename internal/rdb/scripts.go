@@ -35,7 +35,7 @@ var (
 	//go:embed requeue_invalid.lua
 	requeueInvalidSrc string
 	//go:embed push_once.lua
-	pushOnceSrc string
+	pushOnceBody string
 )
 
 // The scripts that write more than one key of a queue start with key_types.lua's
@@ -45,6 +45,7 @@ var (
 	migrateSrc   = keyTypesSrc + migrateBody
 	releaseSrc   = keyTypesSrc + releaseBody
 	unreserveSrc = keyTypesSrc + unreserveBody
+	pushOnceSrc  = keyTypesSrc + pushOnceBody
 )
 
 var (

@@ -120,6 +120,12 @@ func TestWrongTypeFailsBeforeTheFirstWrite(t *testing.T) {
 			_, err := e.r.Unreserve(ctx, e.queue, []byte(job), []byte(held))
 			return err
 		}},
+		// Without the check the guard was set before the push failed, and the retry of
+		// a chain's next job answered "already pushed": the job lost.
+		{"push-once", []string{"", ":notify"}, func(ctx context.Context, e *env) error {
+			_, err := e.r.PushOnce(ctx, e.queue, []byte(job), "i1", time.Minute)
+			return err
+		}},
 	}
 	v := variants()[0]
 	for _, op := range ops {
