@@ -23,10 +23,10 @@ EXTRA_PKGS  := ./testdata/laravel-payloads
 CHAOS_RUN     ?= .
 CHAOS_TIMEOUT ?= 3h
 
-.PHONY: help test test-short test-go fuzz fuzz-list fuzz-long bench bench-go chaos chaos-short lint fmt demo
+.PHONY: help test test-short test-go fuzz fuzz-list fuzz-long bench bench-scaling bench-go chaos chaos-short lint fmt demo
 
 help: ## list the targets
-	@awk 'BEGIN {FS = ":.*## "} /^[a-z][a-z-]*:.*## / {printf "  make %-11s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z][a-z-]*:.*## / {printf "  make %-13s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 test: test-go fuzz ## the full suite: go test ./... with every peer, then each fuzz target for FUZZTIME (10s)
 
@@ -73,6 +73,13 @@ JOBS   ?= 20000
 
 bench: ## the speed targets: codec, worker, asynq, PHP, Horizon; medians of ROUNDS (5) runs, met/MISSED
 	ROUNDS=$(ROUNDS) JOBS=$(JOBS) ./scripts/bench.sh
+
+# The scaling table (scripts/bench-scaling.sh, docs/benchmarks.md): not part of `make bench`.
+SCALING_JOBS   ?= 50000
+SCALING_ROUNDS ?= 3
+
+bench-scaling: ## how a job's cost grows: payload, queues, processes, concurrency, migration, Cluster shards
+	./scripts/bench-scaling.sh $(SCALING_JOBS) $(SCALING_ROUNDS)
 
 bench-go: ## every Go benchmark (go test -bench), with allocations
 	$(GO) test -run='^$$' -bench=. -benchmem ./...

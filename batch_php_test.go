@@ -83,6 +83,7 @@ func TestBatchesAgainstPHP(t *testing.T) {
 	t.Parallel()
 	srv := testenv.RedisServer(t)
 	testenv.ForEachMajor(t, func(t *testing.T, major int) {
+		testenv.Since(t, major, testenv.Batches)
 		runBatches(t, srv, major, testenv.SQLite(t))
 	})
 	for _, db := range []struct {

@@ -1,6 +1,7 @@
 package laraq
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +17,7 @@ import (
 	"github.com/laraq/laraq/internal/job"
 	"github.com/laraq/laraq/internal/rdb"
 	"github.com/laraq/laraq/internal/worker"
+	"github.com/laraq/laraq/middleware"
 )
 
 // Defaults of Connection, as a Laravel skeleton's config/queue.php gives them.
@@ -86,6 +88,11 @@ type Connection struct {
 	// failed jobs are dropped like Laravel's "null" failed driver (a worker then releases
 	// jobs without handler instead of failing them).
 	Failed failed.Store
+	// RedisConnections are the application's Redis connections by name (config/
+	// database.php's redis.NAME), for the connection() of the job middleware's WithRedis
+	// variants (12.51+); they share Prefix. Default none: such a middleware fails its
+	// attempts with an error naming the connection.
+	RedisConnections map[string]redis.UniversalClient
 	// Horizon, when set, makes workers and dispatchers on this connection write Laravel
 	// Horizon's records as the application's Horizon does (see HorizonOptions): its
 	// dashboard then lists Go's jobs beside PHP's. laravel.Load sets it for an
@@ -122,6 +129,13 @@ type CacheStore struct {
 	// written there instead, and Client, Prefix, LockClient and AlsoWatch are not used.
 	// laravel.Connect opens it for such an application. Default nil.
 	Store cache.Store
+	// Limiter is the store the job middleware's RateLimiter counts in (RateLimited,
+	// ThrottlesExceptions) when config cache.limiter names another store than the
+	// default one. Default nil: the default store (Store, else the Redis store).
+	Limiter cache.Store
+	// RedisLimiter makes the RateLimiter count in the Redis store (Client, Prefix) while
+	// Store is the default store: cache.limiter naming the redis store. Default false.
+	RedisLimiter bool
 	// AlsoWatch are further key schemes whose restart and pause signals the worker reads
 	// too (never writes), for an application whose release is only guessed. Default: for
 	// an unknown or guessed Release, the same prefixes with and without the ":" of
@@ -307,4 +321,55 @@ func (c *Connection) describeTo(s *worker.Config) {
 			s.PauseKeys = append(s.PauseKeys, k.PauseKey(s.Connection, q))
 		}
 	}
+}
+
+// middlewareEnv is what the job middleware of a worker on this connection find in their
+// context: the default cache store (WithoutOverlapping's lock), the limiter store, the
+// Redis connections of the DurationLimiter, the named limiters; and the Redis clients
+// whose middleware scripts the worker loads at start.
+func (c *Connection) middlewareEnv(s *worker.Config, limiters *middleware.Limiters) (*middleware.Env, []redis.UniversalClient, error) {
+	if limiters == nil {
+		limiters = middleware.NewLimiters()
+	}
+	log := s.Logger
+	env := &middleware.Env{Release: s.Release, Redis: c.Client, RedisPrefix: c.Prefix, RedisConnections: c.RedisConnections,
+		Limiters: limiters, Now: s.Now, Limiter: c.Cache.Limiter,
+		Report: func(ctx context.Context, err error) {
+			log.ErrorContext(ctx, "job exception reported by its middleware", "err", err)
+		}}
+	if d := c.RedisConnections["default"]; d != nil {
+		env.Redis = d // Redis::connection(): database.redis.default, whatever the queue's
+	}
+	clients := []redis.UniversalClient{env.Redis}
+	if c.Cache.Disabled {
+		return env, clients, nil
+	}
+	var redisStore cache.Store
+	if c.Cache.Store == nil || c.Cache.RedisLimiter {
+		cacheClient, lockClient := c.Cache.Client, c.Cache.LockClient
+		if cacheClient == nil {
+			cacheClient = c.Client
+		}
+		if lockClient == nil {
+			lockClient = c.Client
+		}
+		store, err := rdb.NewRedisStore(cacheClient, lockClient, c.CacheScheme().keys())
+		if err != nil {
+			return nil, nil, fmt.Errorf("laraq: %w", err)
+		}
+		redisStore = store
+		for _, cl := range []redis.UniversalClient{cacheClient, lockClient} {
+			if cl != env.Redis && (len(clients) < 2 || clients[1] != cl) {
+				clients = append(clients, cl)
+			}
+		}
+	}
+	env.Cache = c.Cache.Store
+	if env.Cache == nil {
+		env.Cache = redisStore
+	}
+	if env.Limiter == nil && c.Cache.RedisLimiter {
+		env.Limiter = redisStore
+	}
+	return env, clients, nil
 }

@@ -22,6 +22,8 @@ import (
 //   - backoff() and retryUntil(): every release, when the public property is null
 //     (`$job->backoff ?? $job->backoff()`); 13.x lets backoff() win over the property.
 //   - tries(): from 10.39 when the public $tries is null; 13.x lets it win.
+//   - retryAfter(): 5.8–7.x only, when the public $retryAfter is null (8.0 renamed it
+//     backoff); there retryUntil() stands for a null public $timeoutAt.
 //   - #[Tries], #[Backoff], #[Timeout], #[MaxExceptions], #[FailOnTimeout] and
 //     #[DeleteWhenMissingModels]: 13.x only, where they win over a public property that
 //     still holds its class default (a php tag's default=).
@@ -35,6 +37,10 @@ type TriesMethod = job.TriesMethod
 // BackoffMethod is a command type whose PHP class has a backoff() method. A nil slice
 // is PHP's null (no backoff); one element is written like an int.
 type BackoffMethod = job.BackoffMethod
+
+// RetryAfterMethod is a command type whose PHP class has the retryAfter() method of
+// Laravel 5.8–7.x (the job's retry delay in seconds; 8.0 renamed it backoff()).
+type RetryAfterMethod = job.RetryAfterMethod
 
 // RetryUntilMethod is a command type whose PHP class has a retryUntil() method
 // returning a date. The zero time is PHP's null.
@@ -67,6 +73,20 @@ type UniqueUntilProcessing = job.UniqueUntilProcessing
 //
 //	func (ImportRow) SkipIfBatchCancelled() {}
 type SkipsCancelledBatch = job.SkipsCancelledBatch
+
+// MiddlewareMethod is implemented by a command type whose PHP class has a middleware()
+// method: a Go worker runs what it returns around the handler, computed from the
+// decoded command as PHP computes it from the unserialized one, after the worker's and
+// the registration's middleware and before those ->through() put in the payload.
+// Package middleware has Laravel's.
+//
+//	func (j SyncOrder) Middleware() []laraq.Middleware {
+//		return []laraq.Middleware{middleware.WithoutOverlapping(strconv.Itoa(j.OrderID)).ReleaseAfter(10 * time.Second)}
+//	}
+//
+// A type embedding Queueable can have this method: it shadows the promoted Middleware
+// field (the payload's middleware property), still reachable as j.Queueable.Middleware.
+type MiddlewareMethod = job.MiddlewareMethod
 
 // DebounceIDer is implemented by a command type whose PHP class computes its debounce id in
 // a debounceId() method, which the Go method mirrors from the same properties.

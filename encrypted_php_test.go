@@ -49,6 +49,7 @@ func TestEncryptedJobsAgainstPHP(t *testing.T) {
 	t.Parallel()
 	srv := testenv.RedisServer(t)
 	testenv.ForEachMajor(t, func(t *testing.T, major int) {
+		testenv.Since(t, major, testenv.Encrypted)
 		ctx := context.Background()
 		client := srv.Client(t, 0)
 		prefix := testenv.Prefix(t)

@@ -13,10 +13,23 @@ import "github.com/laraq/laraq/internal/job"
 // an error wrapping ErrQueuesUnavailable); Delay (the release delay of EventReleased, how
 // long a queue is left alone after EventHandedBack); Runtime, how long the handler ran;
 // AfterException, set on EventReleased when the attempt threw or timed out and the
-// worker released it for a retry (Laravel 9+'s JobReleasedAfterException); Count and
-// From of EventMigrated; Payload, the bytes of EventInvalid and of EventFailed without
-// Job; Count and Properties of EventUnknownProperties.
+// worker released it for a retry (Laravel 9+'s JobReleasedAfterException); Middleware
+// and Decision, the middleware that decided the attempt's outcome instead of its handler
+// and what it decided, on every event of that outcome ("" when the handler decided);
+// Count and From of EventMigrated; Payload, the bytes of EventInvalid and of EventFailed
+// without Job; Count and Properties of EventUnknownProperties.
 type Event = job.Event
+
+// Decision is what a middleware decided instead of running the rest of the pipeline
+// (Event.Decision).
+type Decision = job.Decision
+
+const (
+	DecisionReleased = job.DecisionReleased // $job->release(): back after a delay, the attempt counted
+	DecisionDeleted  = job.DecisionDeleted  // $job->delete()
+	DecisionFailed   = job.DecisionFailed   // $job->fail($e)
+	DecisionSkipped  = job.DecisionSkipped  // done without running: the middleware did not call next
+)
 
 // EventKind says what an Event is about. The names follow Laravel's queue events.
 type EventKind = job.EventKind

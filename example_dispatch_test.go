@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/laraq/laraq/payload"
+	"github.com/laraq/laraq/phpser"
 )
 
 // SendWelcome stands for
@@ -119,17 +120,30 @@ func ExampleChain() {
 }
 
 func ExampleRelease_QueueableProps() {
-	for _, v := range []string{"8.83", "11.2", "12.51", "13.24"} {
+	for _, v := range []string{"5.8", "7.30", "8.83", "11.2", "12.51", "13.24"} {
 		lv, _ := laraq.ParseRelease(v)
 		var names []string
 		for _, e := range lv.QueueableProps() {
-			names = append(names, e.Key.Str())
+			name, vis, _ := e.Key.Name()
+			if vis == phpser.Protected {
+				name = "*" + name // protected
+			}
+			names = append(names, name)
 		}
-		fmt.Printf("%-5s %+v %s\n", v, lv.Shape(), strings.Join(names, " "))
+		fmt.Printf("%-5s %s\n", v, strings.Join(names, " "))
+		fmt.Printf("      %+v\n", lv.Shape())
 	}
 	// Output:
-	// 8.83  {CreatedAt:false BatchID:false DeleteWhenMissingModels:false} job connection queue chainConnection chainQueue chainCatchCallbacks delay afterCommit middleware chained
-	// 11.2  {CreatedAt:false BatchID:false DeleteWhenMissingModels:false} job connection queue delay afterCommit middleware chained chainConnection chainQueue chainCatchCallbacks
-	// 12.51 {CreatedAt:true BatchID:true DeleteWhenMissingModels:false} job connection queue messageGroup deduplicator delay afterCommit middleware chained chainConnection chainQueue chainCatchCallbacks
-	// 13.24 {CreatedAt:true BatchID:true DeleteWhenMissingModels:true} job connection queue messageGroup deduplicator debounceOwner uniqueLockOwner delay afterCommit middleware chained chainConnection chainQueue chainCatchCallbacks
+	// 5.8   *job connection queue chainConnection chainQueue delay chained
+	//       {CreatedAt:false BatchID:false DeleteWhenMissingModels:false NoFailOnTimeout:true RetryDelay:true NoUUID:true EscapeUnicode:true}
+	// 7.30  job connection queue chainConnection chainQueue delay middleware chained
+	//       {CreatedAt:false BatchID:false DeleteWhenMissingModels:false NoFailOnTimeout:true RetryDelay:true NoUUID:false EscapeUnicode:true}
+	// 8.83  job connection queue chainConnection chainQueue chainCatchCallbacks delay afterCommit middleware chained
+	//       {CreatedAt:false BatchID:false DeleteWhenMissingModels:false NoFailOnTimeout:false RetryDelay:false NoUUID:false EscapeUnicode:false}
+	// 11.2  job connection queue delay afterCommit middleware chained chainConnection chainQueue chainCatchCallbacks
+	//       {CreatedAt:false BatchID:false DeleteWhenMissingModels:false NoFailOnTimeout:false RetryDelay:false NoUUID:false EscapeUnicode:false}
+	// 12.51 job connection queue messageGroup deduplicator delay afterCommit middleware chained chainConnection chainQueue chainCatchCallbacks
+	//       {CreatedAt:true BatchID:true DeleteWhenMissingModels:false NoFailOnTimeout:false RetryDelay:false NoUUID:false EscapeUnicode:false}
+	// 13.24 job connection queue messageGroup deduplicator debounceOwner uniqueLockOwner delay afterCommit middleware chained chainConnection chainQueue chainCatchCallbacks
+	//       {CreatedAt:true BatchID:true DeleteWhenMissingModels:true NoFailOnTimeout:false RetryDelay:false NoUUID:false EscapeUnicode:false}
 }

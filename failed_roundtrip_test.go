@@ -19,9 +19,10 @@ import (
 )
 
 // phpFailedRow is one row of `failed_op.php list`: DatabaseUuidFailedJobProvider::all()
-// reports the uuid as the row's id.
+// reports the uuid as the row's id, 5.8–7.x's DatabaseFailedJobProvider the table's
+// integer id.
 type phpFailedRow struct {
-	UUID       string `json:"id"`
+	ID         any    `json:"id"`
 	Connection string `json:"connection"`
 	Queue      string `json:"queue"`
 	Payload    string `json:"payload_b64"`
@@ -44,6 +45,14 @@ func phpFailedRows(t *testing.T, penv testenv.PHPEnv) []phpFailedRow {
 		}
 	}
 	return rows
+}
+
+// sameUUID says whether a PHP record's uuid is the payload's: none (null) before 7.x.
+func sameUUID(got *string, want string) bool {
+	if want == "" {
+		return got == nil
+	}
+	return got != nil && *got == want
 }
 
 // TestFailedByGoRetriedByLaravel: on every release, a job the Go worker fails is listed by
@@ -77,7 +86,11 @@ func testFailedByGoRetriedByLaravel(t *testing.T, major int) {
 
 	rows := phpFailedRows(t, penv)
 	env, _ := payload.Parse([]byte(d.Payload))
-	if len(rows) != 1 || rows[0].UUID != env.UUID || rows[0].Connection != "redis" || rows[0].Queue != "default" ||
+	var wantID any = env.UUID
+	if !testenv.DatabaseUUIDs.Has(major) {
+		wantID = float64(1) // the first row of a table without uuid
+	}
+	if len(rows) != 1 || rows[0].ID != wantID || rows[0].Connection != "redis" || rows[0].Queue != "default" ||
 		rows[0].Payload != d.Payload || !strings.HasPrefix(rows[0].Exception, "RuntimeException: Go refuses in ") {
 		t.Fatalf("Laravel lists %+v\nwant the payload as dispatched: %s", rows, d.Payload)
 	}
@@ -95,7 +108,7 @@ func testFailedByGoRetriedByLaravel(t *testing.T, major int) {
 	}
 	runWorker(t, penv, 30*time.Second, "--max-jobs=1", "--stop-when-empty", "--sleep=0")
 	recs := readRecords(t, records)
-	if len(recs) != 1 || recs[0].UUID == nil || *recs[0].UUID != env.UUID || recs[0].Attempts != 1 || recs[0].Action != "ok" {
+	if len(recs) != 1 || !sameUUID(recs[0].UUID, env.UUID) || recs[0].Attempts != 1 || recs[0].Action != "ok" {
 		t.Fatalf("Laravel's worker ran %+v", recs)
 	}
 	if left, _ := testenv.Keys(ctx, s.queue, s.prefix); len(left) != 0 {
@@ -132,7 +145,11 @@ func testFailedByLaravelRetriedByGo(t *testing.T, major int) {
 		t.Fatal(err)
 	}
 	env, _ := payload.Parse([]byte(d.Payload))
-	if len(recs) != 1 || recs[0].UUID != env.UUID || recs[0].Queue != "default" || recs[0].Connection != "redis" ||
+	wantUUID := env.UUID
+	if !testenv.DatabaseUUIDs.Has(major) {
+		wantUUID = "" // the table has no uuid column
+	}
+	if len(recs) != 1 || recs[0].UUID != wantUUID || recs[0].Queue != "default" || recs[0].Connection != "redis" ||
 		!bytes.Equal(recs[0].Payload, []byte(d.Payload)) || !strings.HasPrefix(recs[0].Exception, "RuntimeException: PHP refuses in ") {
 		t.Fatalf("Go reads %+v", recs)
 	}

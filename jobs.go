@@ -19,7 +19,8 @@ type Command = job.Command
 // worker runs. Registering a class twice, an empty class or a nil function is a
 // programming error and panics, as http.ServeMux does.
 //
-// Its methods: HandleFunc (a handler of the raw JobInfo), Alias (a renamed PHP class),
+// Its methods: HandleFunc (a handler of the raw JobInfo; options such as WithMiddleware
+// follow the function, as for Handle), Alias (a renamed PHP class),
 // Fallback (every job without a handler of its own, as `laraq work --forward` does),
 // Handles, Classes, Len, and Run (a handler run as a worker runs it; package laraqtest
 // uses it).
@@ -81,17 +82,28 @@ func NewJobs() *Jobs { return job.NewJobs() }
 //	laraq.Handle(jobs, func(ctx context.Context, job *laraq.Job[SendInvoice]) error {
 //		return billing.Send(ctx, job.Command.InvoiceID)
 //	})
-func Handle[T Command](jobs *Jobs, fn func(ctx context.Context, job *Job[T]) error) {
-	job.Handle(jobs, fn)
+func Handle[T Command](jobs *Jobs, fn func(ctx context.Context, job *Job[T]) error, opts ...HandleOption) {
+	job.Handle(jobs, fn, opts...)
 }
 
 // HandleClass registers fn for the jobs of class, a PHP class name or a string job's
 // "Class@method", with the command (or a string job's JSON data) decoded into T: for
 // types without a PHPClass method, for string jobs, or T = *phpser.Value for the command
 // as PHP values. A T with a PHPClass method is declared as class's Go type (see Declare).
-func HandleClass[T any](jobs *Jobs, class string, fn func(ctx context.Context, job *Job[T]) error) {
-	job.HandleClass(jobs, class, fn)
+func HandleClass[T any](jobs *Jobs, class string, fn func(ctx context.Context, job *Job[T]) error, opts ...HandleOption) {
+	job.HandleClass(jobs, class, fn, opts...)
 }
+
+// HandleOption configures one registration (Handle, HandleClass, Jobs.HandleFunc,
+// Jobs.Fallback).
+type HandleOption = job.HandleOption
+
+// WithMiddleware runs ms around the handler of this registration, in order, after the
+// worker's middleware (WorkerConfig.Middleware) and before the class's own (its Go
+// type's Middleware()) and those ->through() put in the payload:
+//
+//	laraq.Handle(jobs, syncOrder, laraq.WithMiddleware(middleware.RateLimited("orders")))
+func WithMiddleware(ms ...Middleware) HandleOption { return job.WithMiddleware(ms...) }
 
 // Declare tells jobs that T stands for the PHP class T.PHPClass() without handling its
 // jobs here, so that what laraq derives from the class is right even for a class PHP

@@ -27,7 +27,8 @@ func matrixChainRegistry() *laraq.Jobs {
 }
 
 // matrixChains are chains as each major's application dispatches them: ->chain() with
-// allOnQueue(), and Bus::chain() on 10+ (8.83's Debian packages have no facade root),
+// allOnQueue(), and Bus::chain() on 9+ (8.83's Debian packages have no facade root;
+// 5.8-7.x have no Bus::chain),
 // through classes with and without SerializesModels, whose class defaults (tries = 3,
 // retryUntil(), tries()/backoff() ...) the next job's metadata must come from.
 func matrixChains(major int) []string {
@@ -39,7 +40,7 @@ func matrixChains(major int) []string {
 		steps += `,{"class":"App\\Jobs\\Matrix\\StubJob","args":{"user":{"@model":"App\\Models\\User","id":2},"note":"6"}}`
 	}
 	chains := []string{`{"class":"App\\Jobs\\Matrix\\DefaultsJob","props":{"changed":"1"},"chain":[` + steps + `],"chain_queue":"chainq"}`}
-	if major >= 10 {
+	if major >= 9 {
 		chains = append(chains, `{"bus_chain":[{"class":"App\\Jobs\\Matrix\\DefaultsJob","props":{"changed":"1"}},`+steps+`],"queue":"chainq"}`)
 	}
 	return chains
@@ -56,6 +57,9 @@ func TestMatrixChainNextJobIsLaravels(t *testing.T) {
 	testenv.ForEachMajor(t, func(t *testing.T, major int) {
 		rel := peerRelease(t, major)
 		now := matrixNow.Unix() // retryUntil() of the Go twins counts from it
+		if !testenv.BusChain.Has(major) {
+			t.Logf("Bus::chain case skipped: %s", testenv.BusChain.SkipMessage(major))
+		}
 		for ci, req := range matrixChains(major) {
 			d := testenv.PHPEnv{Major: major, Redis: srv, Prefix: testenv.Prefix(t), CacheDB: major}.Dispatch(t, matrixArgs(major), req)[0]
 			p, queue := []byte(d.Payload), d.Queue

@@ -17,8 +17,11 @@ import (
 // goDispatch is one job Go dispatches, and the dispatch.php request that makes the
 // same object in PHP and dispatches it the same way.
 type goDispatch struct {
-	name  string
-	min   int // the first major whose classes allow it
+	name string
+	min  int // the first major whose classes allow it
+	// needs is a part of Laravel the case needs (testenv.Unique, ...): on an older
+	// release the case is skipped by name, and the run says so.
+	needs *testenv.Feature
 	job   any
 	opts  []laraq.DispatchOption
 	php   string
@@ -52,6 +55,37 @@ func wantMeta(want func(rel laraq.Release) string) func(t *testing.T, rel laraq.
 		t.Helper()
 		if got, w := metaOf(env), want(rel); got != w {
 			t.Errorf("%s: metadata %s, want %s", rel, got, w)
+		}
+	}
+}
+
+// wantRetryDelay checks the 5.8–7.x retry delay and expiry (the delay and timeoutAt
+// keys) before 8.0, and from 8.0 that there is no backoff and retryUntil is since80 (the
+// zero time: null).
+func wantRetryDelay(delay int64, timeoutAt, since80 time.Time) func(t *testing.T, rel laraq.Release, env *payload.Envelope) {
+	return func(t *testing.T, rel laraq.Release, env *payload.Envelope) {
+		t.Helper()
+		unix := func(p *int64) string {
+			if p == nil {
+				return "null"
+			}
+			return fmt.Sprint(*p)
+		}
+		want, got := fmt.Sprintf("delay=%d timeoutAt=%d", delay, timeoutAt.Unix()),
+			fmt.Sprintf("delay=%s timeoutAt=%s", unix(env.Delay), unix(env.RetryUntil))
+		if rel.AtLeast(8, 0, 0) {
+			want = "backoff=null retryUntil=null"
+			if !since80.IsZero() {
+				want = fmt.Sprintf("backoff=null retryUntil=%d", since80.Unix())
+			}
+			backoff := "null"
+			if env.Backoff != nil {
+				backoff = *env.Backoff
+			}
+			got = fmt.Sprintf("backoff=%s retryUntil=%s", backoff, unix(env.RetryUntil))
+		}
+		if got != want {
+			t.Errorf("%s: %s, want %s", rel, got, want)
 		}
 	}
 }
@@ -104,7 +138,13 @@ func goDispatches(major int) []goDispatch {
 			php: `{"class":"App\\Jobs\\Matrix\\DefaultsJob","props":{"changed":"c"},"connection":"redis"}`},
 		{name: "meta-defaults", job: mxMetaDefaults{Label: "d"}, php: `{"class":"App\\Jobs\\Matrix\\MetaDefaultsJob","props":{"label":"d"}}`,
 			check: func(t *testing.T, rel laraq.Release, env *payload.Envelope) {
-				wantMeta(func(laraq.Release) string {
+				wantMeta(func(rel laraq.Release) string {
+					switch {
+					case !rel.AtLeast(7, 0, 0): // no maxExceptions, backoff or failOnTimeout yet
+						return "tries=4 backoff=null timeout=30 maxExceptions=null failOnTimeout=false"
+					case !rel.AtLeast(8, 0, 0):
+						return "tries=4 backoff=null timeout=30 maxExceptions=2 failOnTimeout=false"
+					}
 					return "tries=4 backoff=3,10 timeout=30 maxExceptions=2 failOnTimeout=true"
 				})(t, rel, env)
 				if env.RetryUntil == nil || *env.RetryUntil != matrixNow.AddDate(100, 0, 0).Unix() {
@@ -114,9 +154,19 @@ func goDispatches(major int) []goDispatch {
 		{name: "meta-defaults-set", job: mxMetaDefaults{Tries: 1, Backoff: []int{7}, Label: "e"},
 			php: `{"class":"App\\Jobs\\Matrix\\MetaDefaultsJob","props":{"tries":1,"backoff":[7],"label":"e"}}`},
 		{name: "meta-methods", job: mxMetaMethods{Label: "m"}, php: `{"class":"App\\Jobs\\Matrix\\MetaMethodsJob","props":{"label":"m"}}`,
-			check: wantMeta(func(laraq.Release) string {
+			check: wantMeta(func(rel laraq.Release) string {
+				if !rel.AtLeast(8, 0, 0) { // backoff() is 8.0's
+					return "tries=null backoff=null timeout=null maxExceptions=null failOnTimeout=false"
+				}
 				return "tries=null backoff=1,5,10 timeout=null maxExceptions=null failOnTimeout=false"
 			})},
+		// 5.8–7.x's retryAfter and timeoutAt: their delay and timeoutAt keys; 8.0+ reads
+		// neither property, retryUntil() only.
+		{name: "retry-after", job: mxRetryAfter{RetryAfter: 7, TimeoutAt: new(time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)), Label: "r"},
+			php:   `{"class":"App\\Jobs\\Matrix\\RetryAfterJob","props":{"label":"r","timeoutAt":{"@class":"Illuminate\\Support\\Carbon","date":"2100-01-01 00:00:00.000000","timezone_type":3,"timezone":"UTC"}}}`,
+			check: wantRetryDelay(7, time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC), time.Time{})},
+		{name: "retry-after-method", job: mxRetryAfterMethod{Label: "m"}, php: `{"class":"App\\Jobs\\Matrix\\RetryAfterMethodJob","props":{"label":"m"}}`,
+			check: wantRetryDelay(4, matrixNow.AddDate(10, 0, 0), matrixNow.AddDate(10, 0, 0))},
 		{name: "tries-method", job: mxTriesMethod{Label: "t"}, php: `{"class":"App\\Jobs\\Matrix\\TriesMethodJob","props":{"label":"t"}}`,
 			check: wantMeta(func(rel laraq.Release) string {
 				if rel.AtLeast(10, 39, 0) {
@@ -126,8 +176,11 @@ func goDispatches(major int) []goDispatch {
 			})},
 		{name: "methods-override", job: mxMethodsOverride{Label: "o"}, php: `{"class":"App\\Jobs\\Matrix\\MethodsOverrideJob","props":{"label":"o"}}`,
 			check: wantMeta(func(rel laraq.Release) string {
-				if atLeast13(rel) {
+				switch {
+				case atLeast13(rel):
 					return "tries=7 backoff=1,2 timeout=null maxExceptions=null failOnTimeout=false"
+				case !rel.AtLeast(8, 0, 0): // $backoff is 8.0's
+					return "tries=2 backoff=null timeout=null maxExceptions=null failOnTimeout=false"
 				}
 				return "tries=2 backoff=9 timeout=null maxExceptions=null failOnTimeout=false"
 			})},
@@ -151,8 +204,8 @@ func goDispatches(major int) []goDispatch {
 			})},
 		{name: "stub", min: 11, job: mxStub{User: *modelID(int64(2)), Note: "stub"},
 			php: `{"class":"App\\Jobs\\Matrix\\StubJob","args":{"user":{"@model":"App\\Models\\User","id":2},"note":"stub"}}`},
-		{name: "unique", job: mxUnique{OrderID: int64(7)}, php: `{"class":"App\\Jobs\\Matrix\\UniqueJob","props":{"orderId":7}}`},
-		{name: "batched", job: batched, noRun: true, php: `{"class":"App\\Jobs\\Matrix\\BatchedJob","props":{"n":1,"batchId":"b-1"}}`},
+		{name: "unique", needs: &testenv.Unique, job: mxUnique{OrderID: int64(7)}, php: `{"class":"App\\Jobs\\Matrix\\UniqueJob","props":{"orderId":7}}`},
+		{name: "batched", needs: &testenv.Batches, job: batched, noRun: true, php: `{"class":"App\\Jobs\\Matrix\\BatchedJob","props":{"n":1,"batchId":"b-1"}}`},
 
 		// Chains: each element is serialize() of the job, as its class writes it.
 		{name: "chain", job: mxChainStep{Step: int64(1)},
@@ -200,6 +253,10 @@ func matrixGoDispatchesPHPRuns(t *testing.T, srv *testenv.Redis, major int, tree
 	var cases []goDispatch
 	var reqs []string
 	for _, c := range goDispatches(major) {
+		if c.needs != nil && !c.needs.Has(major) {
+			t.Logf("case %s skipped: %s", c.name, c.needs.SkipMessage(major))
+			continue
+		}
 		if major >= c.min {
 			cases = append(cases, c)
 			reqs = append(reqs, c.php)

@@ -187,6 +187,27 @@ func (mxMetaMethods) PHPClass() string      { return `App\Jobs\Matrix\MetaMethod
 func (mxMetaMethods) Backoff() []int        { return []int{1, 5, 10} }
 func (mxMetaMethods) RetryUntil() time.Time { return matrixNow.AddDate(50, 0, 0) }
 
+// mxRetryAfter uses 5.8–7.x's names for the retry delay and the expiry.
+type mxRetryAfter struct {
+	RetryAfter int        `php:"retryAfter,default=7"`
+	TimeoutAt  *time.Time `php:"timeoutAt,default=null"`
+	Label      any        `php:"label,default=null"`
+	laraq.Queueable
+	notSerializesModels
+}
+
+func (mxRetryAfter) PHPClass() string { return `App\Jobs\Matrix\RetryAfterJob` }
+
+type mxRetryAfterMethod struct {
+	Label any `php:"label,default=null"`
+	laraq.Queueable
+	notSerializesModels
+}
+
+func (mxRetryAfterMethod) PHPClass() string      { return `App\Jobs\Matrix\RetryAfterMethodJob` }
+func (mxRetryAfterMethod) RetryAfter() int       { return 4 }
+func (mxRetryAfterMethod) RetryUntil() time.Time { return matrixNow.AddDate(10, 0, 0) }
+
 type mxAttributeMeta struct {
 	Label any `php:"label,default=null"`
 	laraq.Queueable

@@ -82,6 +82,8 @@ func matrixRegistry(c *matrixCollector, major int) *laraq.Jobs {
 	handleApp[mxDefaults](jobs, c)
 	handleApp[mxMetaDefaults](jobs, c)
 	handleApp[mxMetaMethods](jobs, c)
+	handleApp[mxRetryAfter](jobs, c)
+	handleApp[mxRetryAfterMethod](jobs, c)
 	handleApp[mxAttributeMeta](jobs, c)
 	handleApp[mxTriesMethod](jobs, c)
 	handleApp[mxMethodsOverride](jobs, c)
@@ -135,6 +137,8 @@ func matrixRunRequests(t *testing.T, major int) (reqs []string, chained int) {
 	}
 	reqs = append(reqs,
 		`{"class":"App\\Jobs\\Matrix\\TriesMethodJob","props":{"label":"t"}}`,
+		`{"class":"App\\Jobs\\Matrix\\RetryAfterJob","props":{"label":"r","timeoutAt":{"@class":"Illuminate\\Support\\Carbon","date":"2100-01-01 00:00:00.000000","timezone_type":3,"timezone":"UTC"}}}`,
+		`{"class":"App\\Jobs\\Matrix\\RetryAfterMethodJob","props":{"label":"m"}}`,
 		`{"class":"App\\Jobs\\Matrix\\MethodsOverrideJob","props":{"label":"o"}}`,
 		`{"class":"App\\Jobs\\Matrix\\AttributeOverJob","props":{"label":"at default"}}`,
 		`{"class":"App\\Jobs\\Matrix\\AttributeOverJob","props":{"tries":4,"label":"set"}}`,
@@ -146,6 +150,15 @@ func matrixRunRequests(t *testing.T, major int) (reqs []string, chained int) {
 		`{"class":"App\\Jobs\\Matrix\\DefaultsJob","props":{"changed":"first"},"chain":[{"class":"App\\Jobs\\Matrix\\DefaultsJob","props":{"changed":"second","count":2}},{"class":"App\\Jobs\\Matrix\\MetaDefaultsJob","props":{"label":"third"}}]}`,
 	)
 	return reqs, chained + 2
+}
+
+// jobKey names a job by its uuid, or by its Redis id on 5.8 and 6.x, whose payloads
+// have no uuid.
+func jobKey(uuid, id string) string {
+	if uuid == "" {
+		return "id:" + id
+	}
+	return uuid
 }
 
 // TestMatrixPHPDispatchesGoRuns: on every major, the release dispatches every shape
@@ -174,7 +187,7 @@ func matrixPHPDispatchesGoRuns(t *testing.T, srv *testenv.Redis, major int, tree
 	penv := testenv.PHPEnv{Major: major, Tree: tree, Redis: srv, Prefix: prefix, CacheDB: cacheDB, FailedDB: testenv.SQLite(t), Client: matrixClient(major, 1)}
 	reqs, chained := matrixRunRequests(t, major)
 	out := penv.Dispatch(t, matrixArgs(major), reqs...)
-	pushed := map[string]string{} // uuid → payload
+	pushed := map[string]string{} // uuid (the id before 7.x, which has no uuid) → payload
 	for i, d := range out {
 		all := d.Pushed
 		if d.Pushed == nil {
@@ -188,7 +201,7 @@ func matrixPHPDispatchesGoRuns(t *testing.T, srv *testenv.Redis, major int, tree
 			if err != nil {
 				t.Fatalf("request %d: %v", i, err)
 			}
-			pushed[env.UUID] = p.Payload
+			pushed[jobKey(env.UUID, env.ID)] = p.Payload
 		}
 	}
 
@@ -214,10 +227,11 @@ func matrixPHPDispatchesGoRuns(t *testing.T, srv *testenv.Redis, major int, tree
 	}
 	seen := map[string]bool{}
 	for _, j := range col.jobs {
-		if seen[j.info.UUID] {
-			t.Errorf("%s %s ran twice", j.info.Class, j.info.UUID)
+		key := jobKey(j.info.UUID, j.info.ID)
+		if seen[key] {
+			t.Errorf("%s %s ran twice", j.info.Class, key)
 		}
-		seen[j.info.UUID] = true
+		seen[key] = true
 	}
 	for uuid, p := range pushed {
 		if !seen[uuid] {

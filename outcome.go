@@ -116,8 +116,21 @@ type Next = job.Next
 // calls next to go on, or returns without calling it, and what it returns is the
 // attempt's outcome as if the handler had returned it (ReleaseAfter, Delete, Fail, an
 // error, nil). A release counts the attempt, as $job->release() in PHP's middleware
-// does. WorkerConfig.Middleware runs around every job of a worker.
+// does. A worker runs, outermost first, WorkerConfig.Middleware, the registration's
+// (WithMiddleware), the class's (WorkerConfig.ClassMiddleware, then its Go type's
+// Middleware() method), then those ->through() put in the payload; package middleware
+// has Laravel's own.
 type Middleware = job.Middleware
+
+// MiddlewareDecision is a middleware's decision instead of the rest of the pipeline,
+// with the middleware that took it (By): Err is ReleaseAfter(d), Delete() or Fail(e),
+// or nil for a job it completed without running it (OutcomeDone: CallQueuedHandler
+// completes a job whose middleware returned without calling $next). Rethrown says it
+// failed the job and let the exception go on (FailOnException). The Laravel middleware
+// of package middleware return theirs so; the worker wraps a bare ReleaseAfter, Delete
+// or Fail an application's middleware returns (By: its Name() method, else its type),
+// and Event.Middleware reports who decided.
+type MiddlewareDecision = job.MiddlewareDecision
 
 // MiddlewareFunc is a plain function as a Middleware:
 //

@@ -42,6 +42,7 @@ const (
 
 type parityScenario struct {
 	name    string
+	legacy  bool   // the job is App\Jobs\LegacyScripted: Scripted with retryAfter and timeoutAt
 	props   string // App\Jobs\Scripted properties (dispatch.php readable form)
 	delay   *int   // dispatch delay in seconds (->delay(N)); 12.11+ writes it as the payload's delay
 	tries   int    // both workers' --tries
@@ -56,6 +57,11 @@ type parityScenario struct {
 	// reached wins (Laravel 10.10 fails timeouts with TimeoutExceededException, 12.11
 	// writes the dispatch delay that becomes the backoff).
 	since []parityWant
+	// before overrides want and since up to a release: the first entry whose release the
+	// peer has not reached wins. 5.8-7.x read neither the backoff nor the retryUntil
+	// property (8.0 renamed retryAfter and timeoutAt), nor failOnTimeout (8.43); 5.8 and
+	// 6.x have no maxExceptions (7.0).
+	before []parityWant
 	// phpLosesRecord: PHP's DatabaseUuidFailedJobProvider cannot write a row without
 	// uuid (NOT NULL), so the PHP worker deletes the job and records nothing; laraq's
 	// store gives the row a generated uuid instead. The final Go row is checked
@@ -71,6 +77,11 @@ type parityWant struct {
 
 // course is the scenario's expected course on rel.
 func (sc parityScenario) course(t *testing.T, rel laraq.Release) []string {
+	for _, b := range sc.before {
+		if rel.Compare(mustRelease(t, b.release)) < 0 {
+			return b.want
+		}
+	}
 	want := sc.want
 	for _, s := range sc.since {
 		if rel.Compare(mustRelease(t, s.release)) >= 0 {
@@ -81,38 +92,46 @@ func (sc parityScenario) course(t *testing.T, rel laraq.Release) []string {
 }
 
 var parityScenarios = []parityScenario{{
-	name:  "exception on each of 3 tries, backoff 1,5",
-	props: `{"actions":["throw"],"tries":3,"backoff":"1,5"}`,
-	want:  []string{"a1:throw → delayed+1", "a2:throw → delayed+5", "a3:throw → failed RuntimeException"},
+	name:   "exception on each of 3 tries, backoff 1,5",
+	props:  `{"actions":["throw"],"tries":3,"backoff":"1,5"}`,
+	want:   []string{"a1:throw → delayed+1", "a2:throw → delayed+5", "a3:throw → failed RuntimeException"},
+	before: []parityWant{{"8.0", []string{"a1:throw → delayed+0", "a2:throw → delayed+0", "a3:throw → failed RuntimeException"}}},
 }, {
 	name:  "retryUntil already passed",
 	props: fmt.Sprintf(`{"actions":["ok"],"retryUntil":%d}`, parityT0-10),
 	want:  []string{"- → failed MaxAttemptsExceededException"},
+	// 5.8-7.x's createObjectPayload reads a timeoutAt property, not retryUntil.
+	before: []parityWant{{"8.0", []string{"a1:ok → gone"}}},
 }, {
-	name:  "retryUntil overrides tries",
-	props: fmt.Sprintf(`{"actions":["throw"],"tries":1,"retryUntil":%d}`, parityT0+150),
-	want:  []string{"a1:throw → delayed+0", "a2:throw → delayed+0", "- → failed MaxAttemptsExceededException"},
+	name:   "retryUntil overrides tries",
+	props:  fmt.Sprintf(`{"actions":["throw"],"tries":1,"retryUntil":%d}`, parityT0+150),
+	want:   []string{"a1:throw → delayed+0", "a2:throw → delayed+0", "- → failed MaxAttemptsExceededException"},
+	before: []parityWant{{"8.0", []string{"a1:throw → failed RuntimeException", "- → failed RuntimeException", "- → failed RuntimeException"}}},
 }, {
-	name:  "maxExceptions 2 of 5 tries, a release in between",
-	props: `{"actions":["throw","release:3","throw"],"tries":5,"maxExceptions":2}`,
-	want:  []string{"a1:throw → delayed+0 exc=1", "a2:release:3 → delayed+3 exc=1", "a3:throw → failed RuntimeException"},
+	name:   "maxExceptions 2 of 5 tries, a release in between",
+	props:  `{"actions":["throw","release:3","throw"],"tries":5,"maxExceptions":2}`,
+	want:   []string{"a1:throw → delayed+0 exc=1", "a2:release:3 → delayed+3 exc=1", "a3:throw → failed RuntimeException"},
+	before: []parityWant{{"7.0", []string{"a1:throw → delayed+0", "a2:release:3 → delayed+3", "a3:throw → delayed+0"}}},
 }, {
 	name:  "timeout leaves the job reserved, the next one fails it",
 	props: `{"actions":["sleep:3"],"tries":2,"timeout":1}`,
 	want:  []string{"a1:sleep:3 → reserved+60", "a2:sleep:3 → failed MaxAttemptsExceededException"},
 	since: []parityWant{{"10.10", []string{"a1:sleep:3 → reserved+60", "a2:sleep:3 → failed TimeoutExceededException"}}},
 }, {
-	name:  "timeout with failOnTimeout",
-	props: `{"actions":["sleep:3"],"tries":3,"timeout":1,"failOnTimeout":true}`,
-	want:  []string{"a1:sleep:3 → failed MaxAttemptsExceededException"},
-	since: []parityWant{{"10.10", []string{"a1:sleep:3 → failed TimeoutExceededException"}}},
+	name:   "timeout with failOnTimeout",
+	props:  `{"actions":["sleep:3"],"tries":3,"timeout":1,"failOnTimeout":true}`,
+	want:   []string{"a1:sleep:3 → failed MaxAttemptsExceededException"},
+	since:  []parityWant{{"10.10", []string{"a1:sleep:3 → failed TimeoutExceededException"}}},
+	before: []parityWant{{"8.0", []string{"a1:sleep:3 → reserved+60"}}},
 }, {
 	// The timeout counts as an exception: maxExceptions 1 fails the job at its first
-	// timeout, with the timeout's exception.
-	name:  "timeout counts towards maxExceptions",
-	props: `{"actions":["sleep:3"],"tries":5,"timeout":1,"maxExceptions":1}`,
-	want:  []string{"a1:sleep:3 → failed MaxAttemptsExceededException"},
-	since: []parityWant{{"10.10", []string{"a1:sleep:3 → failed TimeoutExceededException"}}},
+	// timeout, with the timeout's exception. Not before 8.0 (7.x counts only the
+	// exceptions a job throws).
+	name:   "timeout counts towards maxExceptions",
+	props:  `{"actions":["sleep:3"],"tries":5,"timeout":1,"maxExceptions":1}`,
+	want:   []string{"a1:sleep:3 → failed MaxAttemptsExceededException"},
+	since:  []parityWant{{"10.10", []string{"a1:sleep:3 → failed TimeoutExceededException"}}},
+	before: []parityWant{{"8.0", []string{"a1:sleep:3 → reserved+60"}}},
 }, {
 	// Timed-out attempts are never failed while retryUntil lies ahead; once it has
 	// passed, the next pop fails the job before running it (the max-attempts text, on
@@ -120,6 +139,8 @@ var parityScenarios = []parityScenario{{
 	name:  "timeouts until retryUntil passes",
 	props: fmt.Sprintf(`{"actions":["sleep:3"],"timeout":1,"retryUntil":%d}`, parityT0+150),
 	want:  []string{"a1:sleep:3 → reserved+60", "a2:sleep:3 → reserved+60", "- → failed MaxAttemptsExceededException"},
+	// No retryUntil read before 8.0: --tries 1 fails the job at its first timeout.
+	before: []parityWant{{"8.0", []string{"a1:sleep:3 → failed MaxAttemptsExceededException", "- → failed MaxAttemptsExceededException", "- → failed MaxAttemptsExceededException"}}},
 }, {
 	name:  "handler releases itself; releases use up tries",
 	props: `{"actions":["release:7","release:2"],"tries":2}`,
@@ -135,10 +156,11 @@ var parityScenarios = []parityScenario{{
 	since:   []parityWant{{"12.11", []string{"- → delayed+5", "a1:throw → delayed+5", "a2:throw → delayed+5", "a3:ok → gone"}}},
 }, {
 	// A backoff property wins over the payload's delay.
-	name:  "backoff property wins over the dispatch delay",
-	props: `{"actions":["throw","ok"],"tries":2,"backoff":2}`,
-	delay: new(5),
-	want:  []string{"- → delayed+5", "a1:throw → delayed+2", "a2:ok → gone"},
+	name:   "backoff property wins over the dispatch delay",
+	props:  `{"actions":["throw","ok"],"tries":2,"backoff":2}`,
+	delay:  new(5),
+	want:   []string{"- → delayed+5", "a1:throw → delayed+2", "a2:ok → gone"},
+	before: []parityWant{{"8.0", []string{"- → delayed+5", "a1:throw → delayed+0", "a2:ok → gone"}}},
 }, {
 	// ->delay(0) is a delay: later() puts the job in :delayed, due at once, and 12.11+
 	// writes "delay":0, so --backoff no longer applies.
@@ -151,11 +173,13 @@ var parityScenarios = []parityScenario{{
 }, {
 	// The last try fails the job and still counts the exception: the counter stays
 	// behind for a day, on every release.
-	name:  "maxExceptions counted on the failing try",
-	props: `{"actions":["throw"],"tries":2,"maxExceptions":5}`,
-	want:  []string{"a1:throw → delayed+0 exc=1", "a2:throw → failed RuntimeException exc=2"},
+	name:   "maxExceptions counted on the failing try",
+	props:  `{"actions":["throw"],"tries":2,"maxExceptions":5}`,
+	want:   []string{"a1:throw → delayed+0 exc=1", "a2:throw → failed RuntimeException exc=2"},
+	before: []parityWant{{"7.0", []string{"a1:throw → delayed+0", "a2:throw → failed RuntimeException"}}},
 }, {
-	// Job::retryUntil() fell back to the pre-8.0 timeoutAt key until 9.26.
+	// Job::retryUntil() fell back to the pre-8.0 timeoutAt key until 9.26 (5.8-7.x read
+	// nothing else).
 	name:      "timeoutAt of a 7.x payload, past",
 	props:     `{"actions":["ok"]}`,
 	timeoutAt: parityT0 - 10,
@@ -176,10 +200,13 @@ var parityScenarios = []parityScenario{{
 	noUUID:         true,
 	want:           []string{"a1:throw → delayed+4", "a2:throw → gone"},
 	phpLosesRecord: true,
+	// 5.8-7.x's database provider needs no uuid: the row is written.
+	before: []parityWant{{"8.0", []string{"a1:throw → delayed+4", "a2:throw → failed RuntimeException"}}},
 }, {
-	name:  "tries 0 is unlimited, backoff 2,4",
-	props: `{"actions":["throw","throw","throw","throw","ok"],"tries":0,"backoff":"2,4"}`,
-	want:  []string{"a1:throw → delayed+2", "a2:throw → delayed+4", "a3:throw → delayed+4", "a4:throw → delayed+4", "a5:ok → gone"},
+	name:   "tries 0 is unlimited, backoff 2,4",
+	props:  `{"actions":["throw","throw","throw","throw","ok"],"tries":0,"backoff":"2,4"}`,
+	want:   []string{"a1:throw → delayed+2", "a2:throw → delayed+4", "a3:throw → delayed+4", "a4:throw → delayed+4", "a5:ok → gone"},
+	before: []parityWant{{"8.0", []string{"a1:throw → delayed+0", "a2:throw → delayed+0", "a3:throw → delayed+0", "a4:throw → delayed+0", "a5:ok → gone"}}},
 }, {
 	// $maxTries === 0 is strict: a string "0" is not unlimited, and 1 <= "0" is false.
 	name:  `tries "0" as a string fails before running`,
@@ -193,6 +220,33 @@ var parityScenarios = []parityScenario{{
 	name:  "handler deletes the job",
 	props: `{"actions":["delete"],"tries":3}`,
 	want:  []string{"a1:delete → gone"},
+}, {
+	// 5.8-7.x's retry delay: a retryAfter property, written as the payload's delay and
+	// read back by the worker (delaySeconds()) before --backoff. 8.0+ reads no such
+	// property.
+	name:    "retryAfter property before 8.0",
+	legacy:  true,
+	props:   `{"actions":["throw","ok"],"tries":2,"retryAfter":3}`,
+	backoff: 1,
+	want:    []string{"a1:throw → delayed+1", "a2:ok → gone"},
+	before:  []parityWant{{"8.0", []string{"a1:throw → delayed+3", "a2:ok → gone"}}},
+}, {
+	// 5.8-7.x's expiry: a timeoutAt property, written as the payload's timeoutAt.
+	name:   "timeoutAt property before 8.0, past",
+	legacy: true,
+	props:  fmt.Sprintf(`{"actions":["ok"],"timeoutAt":%d}`, parityT0-10),
+	want:   []string{"a1:ok → gone"},
+	before: []parityWant{{"8.0", []string{"- → failed MaxAttemptsExceededException"}}},
+}, {
+	// Until 8.15 an exception on the last try fails the job even when its expiry lies
+	// ahead (the tries check ran beside the expiry's); 8.15 to 9.25 read the payload's
+	// timeoutAt as retryUntil, which then spares it; 9.26+ no longer read timeoutAt.
+	name:      "timeoutAt ahead and tries 1",
+	props:     `{"actions":["throw"],"tries":1}`,
+	timeoutAt: parityT0 + 150,
+	want:      []string{"a1:throw → delayed+0", "a2:throw → delayed+0", "- → failed MaxAttemptsExceededException"},
+	since:     []parityWant{{"9.26", []string{"a1:throw → failed RuntimeException"}}},
+	before:    []parityWant{{"8.15", []string{"a1:throw → failed RuntimeException"}}},
 }}
 
 // scriptedHandler plays App\Jobs\Scripted::handle for the Go worker and notes each run.
@@ -267,13 +321,22 @@ func newSide(t *testing.T, ctx context.Context, srv *testenv.Redis, name string,
 		// The table as `php artisan queue:failed-table` + migrate creates it.
 		testenv.PHPEnv{Major: major, FailedDB: dsn}.Run(t, nil, "failed_op.php", "migrate")
 	}
-	store, err := database.Open(ctx, dsn, database.Options{Logger: quietLogger(t), CreateTable: database.CreateIfMissing})
+	store, err := database.Open(ctx, dsn, database.Options{Logger: quietLogger(t), CreateTable: database.CreateIfMissing, Driver: failedDriver(major)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
 	s.store = store
 	return s
+}
+
+// failedDriver is the failed-job driver of a major's skeleton: `database` (a table
+// without uuid) before 8.x, whose database-uuids provider is the default from 8.x.
+func failedDriver(major int) database.Driver {
+	if !testenv.DatabaseUUIDs.Has(major) {
+		return database.Database
+	}
+	return database.DatabaseUUIDs
 }
 
 // parityRuns bounds the scenarios that run at once across releases. Most of a run is
@@ -346,9 +409,15 @@ func runParity(t *testing.T, sc parityScenario, peer testenv.PeerInfo) {
 	penv := testenv.PHPEnv{Major: major, Redis: srv, Prefix: php.prefix, RetryAfter: parityRetryAfter, FailedDB: php.dsn, Record: records}
 	tries := max(sc.tries, 1)
 	wantCourse := sc.course(t, rel)
+	// 5.8-7.x's database provider has no uuid column to leave empty: it records the job.
+	losesRecord := sc.phpLosesRecord && testenv.DatabaseUUIDs.Has(major)
 
 	// The starting state: Laravel dispatches the job (side PHP); Go gets the same keys.
-	req := `{"class":"App\\Jobs\\Scripted","props":` + sc.props
+	class := `App\Jobs\Scripted`
+	if sc.legacy {
+		class = `App\Jobs\LegacyScripted`
+	}
+	req := `{"class":` + strconv.Quote(class) + `,"props":` + sc.props
 	if sc.delay != nil {
 		req += fmt.Sprintf(`,"delay":%d`, *sc.delay)
 	}
@@ -356,7 +425,9 @@ func runParity(t *testing.T, sc parityScenario, peer testenv.PeerInfo) {
 	start := []byte(d.Payload)
 	rPHP, _ := rdb.New(php.queue, rdb.Options{Prefix: php.prefix})
 	if sc.timeoutAt != 0 {
+		// 8.0+ payloads: retryUntil renamed; 5.8-7.x payloads have the key already.
 		start = []byte(strings.Replace(string(start), `"retryUntil":null`, fmt.Sprintf(`"timeoutAt":%d`, sc.timeoutAt), 1))
+		start = []byte(strings.Replace(string(start), `"timeoutAt":null`, fmt.Sprintf(`"timeoutAt":%d`, sc.timeoutAt), 1))
 	}
 	if sc.noUUID || sc.timeoutAt != 0 {
 		if sc.noUUID {
@@ -377,7 +448,7 @@ func runParity(t *testing.T, sc parityScenario, peer testenv.PeerInfo) {
 	var mu sync.Mutex
 	var goRan []string
 	reg := laraq.NewJobs()
-	register(reg, `App\Jobs\Scripted`, scriptedHandler(&mu, &goRan))
+	register(reg, class, scriptedHandler(&mu, &goRan))
 
 	log := quietLogger(t)
 	var report strings.Builder
@@ -433,7 +504,7 @@ func runParity(t *testing.T, sc parityScenario, peer testenv.PeerInfo) {
 		mu.Unlock()
 
 		a, b := php.capture(t, ctx, now, uuid), gos.capture(t, ctx, now, uuid)
-		if sc.phpLosesRecord && step == len(wantCourse)-1 {
+		if losesRecord && step == len(wantCourse)-1 {
 			var kept []string
 			var extra []string
 			for _, l := range b.lines {

@@ -63,6 +63,7 @@ func TestUniqueJobsAgainstPHP(t *testing.T) {
 	t.Parallel()
 	srv := testenv.RedisServer(t)
 	testenv.ForEachMajor(t, func(t *testing.T, major int) {
+		testenv.Since(t, major, testenv.Unique)
 		ctx := context.Background()
 		client := srv.Client(t, 0)
 		prefix := testenv.Prefix(t)

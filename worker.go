@@ -99,6 +99,9 @@ func NewWorker(conn *Connection, jobs *Jobs, cfg WorkerConfig) (*Worker, error) 
 	}
 	s.Client, s.RDB, s.Signals, s.Locks = conn.Client, r, conn.signals(r), conn.locks
 	s.Batches, s.Encrypter = conn.Batches, conn.Encrypter
+	if s.MiddlewareEnv, s.MiddlewareRedis, err = conn.middlewareEnv(s, cfg.Limiters); err != nil {
+		return nil, err
+	}
 	conn.describeTo(s)
 	size, ok := poolSize(conn.Client)
 	s.PoolSize = size

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/laraq/laraq"
 	"github.com/laraq/laraq/phpser"
 )
 
@@ -295,6 +296,9 @@ func compareFields(path string, props map[string]canon, v reflect.Value, used ma
 		if !ok {
 			if strings.Contains(f.Tag.Get("php"), ",omitempty") && v.Field(i).IsZero() {
 				continue // a property of later releases (BusQueueable), absent and zero
+			}
+			if t == reflect.TypeFor[laraq.BusQueueable]() && (v.Field(i).IsZero() || v.Field(i).Kind() == reflect.Slice && v.Field(i).Len() == 0) {
+				continue // a Bus\Queueable property of other releases (5.8 has no middleware), at its default
 			}
 			if tag != "job" { // the runtime job property; PHP's records leave it out
 				diffs = append(diffs, fmt.Sprintf("%s.%s: missing in PHP's value", path, tag))

@@ -13,6 +13,7 @@ import (
 	"github.com/laraq/laraq/internal/job"
 	"github.com/laraq/laraq/internal/rdb"
 	"github.com/laraq/laraq/internal/worker"
+	"github.com/laraq/laraq/middleware"
 	"github.com/laraq/laraq/phpclass"
 )
 
@@ -210,7 +211,7 @@ type WorkerConfig struct {
 	OnEvent func(Event)
 
 	// Middleware runs around the handler of every job this worker runs, in order, as
-	// a Laravel job's middleware() does around handle(). Default none.
+	// a Laravel job's middleware() does around handle(), outermost. Default none.
 	Middleware []Middleware
 	// CreatePayloadUsing edits the payload of the next job of a chain the worker
 	// dispatches, with the job that ran as parent (see laraq.CreatePayloadUsing, the
@@ -231,6 +232,19 @@ type WorkerConfig struct {
 	// (JobInfo.SetUniqueID). Default nil: no check; a job is unique when its Go type or
 	// its payload says so.
 	Classes *phpclass.Manifest
+	// ClassMiddleware runs middleware around the jobs of PHP classes by name, where the
+	// class's middleware() is run: for a class without Go type (Jobs.HandleFunc,
+	// Fallback, `laraq work --forward`), before its Go type's Middleware() for one with.
+	// middleware.Specs reads them from text (`laraq work --middleware`).
+	ClassMiddleware map[string][]Middleware
+	// Limiters are the rate limiters the application defines with RateLimiter::for, by
+	// name, for RateLimited and RateLimitedWithRedis (package middleware). Default none:
+	// an attempt through a RateLimited naming an undefined limiter ends with an error.
+	Limiters *middleware.Limiters
+	// ThroughDecoders turn the middleware objects ->through() put in payloads into their
+	// Go forms; a class none of them knows fails the job. Default
+	// middleware.LaravelDecoders(); add an application's own middleware classes to it.
+	ThroughDecoders middleware.Decoders
 }
 
 // settings are a Connection and a WorkerConfig with the defaults applied and the times in
@@ -241,7 +255,8 @@ func settings(conn *Connection, c WorkerConfig) (*worker.Config, error) {
 		MaxJobs: c.MaxJobs, MaxTime: c.MaxTime, StopWhenEmpty: c.StopWhenEmpty, Rest: c.Rest, MemoryLimit: c.MemoryLimit,
 		ReadOnlyGrace: c.ReadOnlyGrace, SkippedQueueRetry: c.SkippedQueueRetry,
 		SignalInterval: c.SignalInterval, ShutdownGrace: c.ShutdownGrace, Logger: c.Logger, Now: c.Now, OnEvent: c.OnEvent,
-		Backoff: c.Backoff, Middleware: c.Middleware, Classes: c.Classes}
+		Backoff: c.Backoff, Middleware: c.Middleware, Classes: c.Classes, ClassMiddleware: c.ClassMiddleware,
+		ThroughDecoders: c.ThroughDecoders}
 	if len(s.Queues) == 0 {
 		s.Queues = []string{conn.queue()}
 	}

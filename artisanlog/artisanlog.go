@@ -61,12 +61,23 @@ const (
 	KeyName    = "job"
 	KeyQueue   = "queue"
 	KeyRuntime = "runtime"
+	// KeyMiddleware and KeyDecision: the middleware that decided the job's outcome
+	// instead of its handler, and what it decided (released, deleted, failed, skipped).
+	KeyMiddleware = "middleware"
+	KeyDecision   = "decision"
 )
 
 // Job writes one job line on l: msg is Laravel 8's word for the step (Processing,
 // Processed, Failed, Released), the attributes are KeyStatus, KeyID, KeyName, KeyQueue and,
 // when the handler ran (runtime > 0 or a final status), KeyRuntime.
 func Job(ctx context.Context, l *slog.Logger, status Status, id, name, queue string, runtime time.Duration) {
+	JobDecided(ctx, l, status, id, name, queue, runtime, "", "")
+}
+
+// JobDecided is Job for a job whose outcome a middleware decided instead of its
+// handler: the line names it and its decision (KeyMiddleware, KeyDecision), e.g.
+// "... 0.08ms DONE (released by WithoutOverlapping)". Empty middleware is Job.
+func JobDecided(ctx context.Context, l *slog.Logger, status Status, id, name, queue string, runtime time.Duration, middleware, decision string) {
 	level := slog.LevelInfo
 	if status == Failed {
 		level = slog.LevelError
@@ -77,6 +88,9 @@ func Job(ctx context.Context, l *slog.Logger, status Status, id, name, queue str
 	}
 	if status != Starting && status != HandedBack {
 		attrs = append(attrs, slog.Duration(KeyRuntime, runtime))
+	}
+	if middleware != "" {
+		attrs = append(attrs, slog.String(KeyMiddleware, middleware), slog.String(KeyDecision, decision))
 	}
 	l.LogAttrs(ctx, level, statusWord(status), attrs...)
 }
@@ -202,6 +216,10 @@ func (h *handler) Handle(_ context.Context, r slog.Record) error {
 			job.queue = a.Value.String()
 		case KeyRuntime:
 			job.runtime = a.Value.Duration()
+		case KeyMiddleware:
+			job.middleware = a.Value.String()
+		case KeyDecision:
+			job.decision = a.Value.String()
 		default:
 			rest = append(rest, a)
 		}
@@ -241,16 +259,25 @@ func (h *handler) Handle(_ context.Context, r slog.Record) error {
 
 func isJobKey(k string) bool {
 	switch k {
-	case KeyStatus, KeyID, KeyName, KeyQueue, KeyRuntime:
+	case KeyStatus, KeyID, KeyName, KeyQueue, KeyRuntime, KeyMiddleware, KeyDecision:
 		return true
 	}
 	return false
 }
 
 type jobRecord struct {
-	status          Status
-	id, name, queue string
-	runtime         time.Duration
+	status               Status
+	id, name, queue      string
+	runtime              time.Duration
+	middleware, decision string
+}
+
+// note names the middleware that decided, after the status: " (released by X)".
+func (h *handler) note(j jobRecord) string {
+	if j.middleware == "" {
+		return ""
+	}
+	return " " + h.paint("("+j.decision+" by "+j.middleware+")", gray, reset)
 }
 
 const dateLayout = "2006-01-02 15:04:05"
@@ -290,7 +317,7 @@ func (h *handler) artisan8(t time.Time, j jobRecord) string {
 		return ""
 	}
 	head := fmt.Sprintf("[%s][%s] %-11s", t.Format(dateLayout), j.id, statusWord(j.status)+":")
-	return h.paint(head, on, off) + " " + j.name
+	return h.paint(head, on, off) + " " + j.name + h.note(j)
 }
 
 // artisan is WorkCommand::writeOutput of Laravel 9+: "  <date> <name>[ <id>] <dots> RUNNING"
@@ -326,7 +353,7 @@ func (h *handler) artisan(t time.Time, j jobRecord) string {
 	default:
 		b.WriteString(" " + h.paint("FAIL", boldRed, resetBold))
 	}
-	return b.String()
+	return b.String() + h.note(j)
 }
 
 // FormatRuntime writes a handler's run time as Laravel 10+'s queue:work does: up to a

@@ -11,7 +11,8 @@ import (
 // handler starts, DONE when it returned (also after a release it asked for), FAIL when
 // the job failed, or when it was released after an exception or a timeout, as Laravel 9+
 // prints a JobReleasedAfterException; and HANDED BACK, laraq's own, when a job no Go
-// handler takes went back to its queue for the PHP workers.
+// handler takes went back to its queue for the PHP workers. A line whose outcome a
+// middleware decided names it: "DONE (released by WithoutOverlapping)".
 type JobLines struct {
 	log *slog.Logger
 }
@@ -26,13 +27,14 @@ func (l *JobLines) OnEvent(e laraq.Event) {
 		return
 	}
 	ctx := context.Background()
+	by, decision := e.Middleware, string(e.Decision)
 	switch e.Kind {
 	case laraq.EventProcessing:
 		Job(ctx, l.log, Starting, j.ID, j.Name, e.Queue, 0)
 	case laraq.EventProcessed:
-		Job(ctx, l.log, Success, j.ID, j.Name, e.Queue, e.Runtime)
+		JobDecided(ctx, l.log, Success, j.ID, j.Name, e.Queue, e.Runtime, by, decision)
 	case laraq.EventFailed:
-		Job(ctx, l.log, Failed, j.ID, j.Name, e.Queue, e.Runtime)
+		JobDecided(ctx, l.log, Failed, j.ID, j.Name, e.Queue, e.Runtime, by, decision)
 	case laraq.EventReleased:
 		if e.AfterException {
 			Job(ctx, l.log, Released, j.ID, j.Name, e.Queue, e.Runtime)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -72,5 +73,57 @@ func TestJobLines(t *testing.T) {
 				t.Errorf("statuses %v, want %s", got, c.want)
 			}
 		})
+	}
+}
+
+var dates = regexp.MustCompile(`\d{4}-\d\d-\d\d \d\d:\d\d:\d\d`)
+
+// TestJobLinesNameTheMiddleware: the line of an outcome a middleware decided names it,
+// in every format; other lines are queue:work's own.
+func TestJobLinesNameTheMiddleware(t *testing.T) {
+	job := &laraq.JobInfo{ID: "id1", Name: `App\Jobs\X`}
+	events := []laraq.Event{
+		{Kind: laraq.EventProcessing, Job: job},
+		{Kind: laraq.EventReleased, Job: job, Middleware: "WithoutOverlapping", Decision: laraq.DecisionReleased},
+		{Kind: laraq.EventProcessed, Job: job, Runtime: time.Millisecond, Middleware: "WithoutOverlapping", Decision: laraq.DecisionReleased},
+		{Kind: laraq.EventProcessing, Job: job},
+		{Kind: laraq.EventFailed, Job: job, Runtime: time.Millisecond, Middleware: "FailOnException", Decision: laraq.DecisionFailed},
+	}
+	for format, want := range map[artisanlog.Format][]string{
+		artisanlog.Artisan: {
+			`  DATE App\Jobs\X ..................................... RUNNING`,
+			`  DATE App\Jobs\X ................................. 1.00ms DONE (released by WithoutOverlapping)`,
+			`  DATE App\Jobs\X ..................................... RUNNING`,
+			`  DATE App\Jobs\X ................................. 1.00ms FAIL (failed by FailOnException)`,
+		},
+		artisanlog.Artisan8: {
+			`[DATE][id1] Processing: App\Jobs\X`,
+			`[DATE][id1] Processed:  App\Jobs\X (released by WithoutOverlapping)`,
+			`[DATE][id1] Processing: App\Jobs\X`,
+			`[DATE][id1] Failed:     App\Jobs\X (failed by FailOnException)`,
+		},
+		artisanlog.Text: {
+			`job_status=success`, `middleware=WithoutOverlapping decision=released`, `middleware=FailOnException decision=failed`,
+		},
+	} {
+		var buf bytes.Buffer
+		h, _ := artisanlog.NewHandler(&buf, artisanlog.Options{Format: format, Location: time.UTC})
+		l := artisanlog.NewJobLines(slog.New(h))
+		for _, e := range events {
+			e.Queue = "default"
+			l.OnEvent(e)
+		}
+		out := dates.ReplaceAllString(buf.String(), "DATE") // the lines are stamped when written
+		if format == artisanlog.Text {
+			for _, w := range want {
+				if !strings.Contains(out, w) {
+					t.Errorf("text: no %q in\n%s", w, out)
+				}
+			}
+			continue
+		}
+		if got := strings.Split(strings.TrimRight(out, "\n"), "\n"); strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("%s:\n%s\nwant\n%s", format, out, strings.Join(want, "\n"))
+		}
 	}
 }

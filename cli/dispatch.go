@@ -160,7 +160,7 @@ func runDispatch(ctx context.Context, app *App, args []string) int {
 			fmt.Fprintf(app.Stderr, "%s: warning: %s\n", app.Name, c)
 		}
 	} else if !*noQueueable {
-		cmd = phpser.NewObject(cmd.Class(), laraq.CompleteQueueable(cmd.Entries(), cfg.Release.QueueableProps())...)
+		cmd = withTraits(cmd, cfg.Release)
 	}
 
 	var opts []laraq.DispatchOption

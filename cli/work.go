@@ -54,8 +54,8 @@ in the same format. json and text write slog records instead; job records carry
 job_status, job_id, job, queue and runtime.
 
 --metrics-addr :9090 serves Prometheus metrics on /metrics (jobs processed, failed,
-released, exceptions and timeouts by queue and class, handler durations, queue depths,
-expired reservations moved back) and /healthz (503 within a second of Redis not
+released, exceptions and timeouts by queue and class, what job middleware decided,
+handler durations, queue depths, expired reservations moved back) and /healthz (503 within a second of Redis not
 answering, 200 as soon as it answers again).
 
 ` + horizonUsage + `
@@ -112,7 +112,7 @@ Retry-After header in seconds: then the job is released for that long. No answer
 the job's timeout is a timeout. For a ShouldBeUnique class whose uniqueId() is a method,
 the answer's X-Laraq-Unique-Id header says what it returns for the job, so that the
 worker releases the lock (with --classes): after a 2xx or on the job's failure, or, for
-ShouldBeUniqueUntilProcessing, at once.`
+ShouldBeUniqueUntilProcessing, at once.` + middlewareUsage
 
 // workFlags are the flags of `work` beyond the application flags.
 type workFlags struct {
@@ -157,6 +157,7 @@ var workSections = []helpSection{
 	{title: "Redis", names: []string{"redis", "redis-sentinel", "redis-sentinel-master", "prefix", "readonly-grace", "skipped-queue-retry"}},
 	{title: "Failed jobs", names: []string{"database", "table", "create-failed-table"}},
 	{title: "Go handlers", names: []string{"unhandled", "unhandled-delay", "timeout-releases", "no-reservation-heartbeat", "shutdown-grace"}},
+	{title: "Job middleware", names: []string{"middleware", "limiter", "middleware-file"}},
 	{title: "Forwarding to an HTTP service", names: []string{"forward", "forward-insecure"}},
 	{title: "Horizon", names: []string{"horizon", "horizon-supervisor", "horizon-trim"}},
 	{title: "Metrics, logs and tracing", names: []string{"metrics-addr", "log-level", "log-format", "otel"}},
@@ -168,6 +169,7 @@ func runWork(ctx context.Context, app *App, args []string) int {
 	af := addAppFlags(fs.FlagSet, true, true)
 	hf := addHorizonFlags(fs.FlagSet, true)
 	cf := addClassesFlag(fs)
+	mf := addMiddlewareFlags(fs.FlagSet)
 	var w workFlags
 	fs.IntVar(&w.tries, "tries", laraq.DefaultTries, "number of times to attempt a job before failing it (0: unlimited)")
 	fs.StringVar(&w.backoff, "backoff", "0", "seconds to wait before retrying a job that failed, per attempt: `LIST` such as 1,5,10")
@@ -230,6 +232,9 @@ func runWork(ctx context.Context, app *App, args []string) int {
 		return app.errorf("%v", err)
 	}
 	cfg.Logger = logger
+	if err := mf.apply(&cfg); err != nil {
+		return app.errorf("%v", err)
+	}
 	if af.conn.queueSet {
 		if cfg.Queues, err = af.queues(); err != nil {
 			return app.errorf("%v", err)

@@ -169,3 +169,57 @@ return [
 		}
 	}
 }
+
+// TestCacheLimiter: config cache.limiter names the RateLimiter's store. A redis store
+// while the default one is the database store makes the job middleware count in Redis
+// (Connection.Cache.RedisLimiter), as PHP's RateLimiter does; a store laraq cannot open
+// is a warning; none, or the default store itself, changes nothing. The Redis
+// connections the WithRedis middleware may name come with the connection.
+func TestCacheLimiter(t *testing.T) {
+	srv := testenv.RedisServer(t)
+	path, db := appDatabase(t, `create table cache ("key" varchar not null primary key, value text not null, expiration integer not null)`,
+		`create table cache_locks ("key" varchar not null primary key, owner varchar not null, expiration integer not null)`)
+	defer db.Close()
+	for _, tc := range []struct {
+		limiter     string
+		wantRedis   bool
+		wantWarning bool
+	}{
+		{"", false, false},
+		{"'database'", false, false},
+		{"'redis'", true, false},
+		{"'file'", false, true},
+	} {
+		limiter := ""
+		if tc.limiter != "" {
+			limiter = "    'limiter' => " + tc.limiter + ",\n"
+		}
+		root := writeApp(t, map[string]string{
+			"config/cache.php": "<?php\nreturn [\n    'default' => env('CACHE_STORE', 'database'),\n" + limiter +
+				"    'stores' => [\n        'database' => ['driver' => 'database', 'table' => 'cache'],\n" +
+				"        'redis' => ['driver' => 'redis', 'connection' => 'cache'],\n        'file' => ['driver' => 'file', 'path' => '/tmp'],\n    ],\n" +
+				"    'prefix' => 'shop-cache-',\n];\n",
+			".env": "APP_NAME=Shop\nCACHE_STORE=database\nDB_CONNECTION=sqlite\nDB_DATABASE=" + path +
+				"\nQUEUE_CONNECTION=redis\nREDIS_HOST=127.0.0.1\nREDIS_PORT=" + strings.TrimPrefix(srv.Addr, "127.0.0.1:") + "\n",
+		})
+		cfg, err := Load(App{Root: root, LookupEnv: func(string) (string, bool) { return "", false }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		warned := strings.Contains(strings.Join(cfg.Warnings, "\n"), "cache.limiter")
+		if warned != tc.wantWarning {
+			t.Errorf("limiter %s: warnings %q", tc.limiter, cfg.Warnings)
+		}
+		conn, err := cfg.Connect(context.Background(), ConnectOptions{WithoutFailedStore: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if conn.Cache.RedisLimiter != tc.wantRedis || conn.Cache.Store == nil {
+			t.Errorf("limiter %s: RedisLimiter %v, store %v", tc.limiter, conn.Cache.RedisLimiter, conn.Cache.Store)
+		}
+		if conn.RedisConnections["default"] != conn.Client || conn.RedisConnections["cache"] != conn.Cache.Client {
+			t.Errorf("limiter %s: Redis connections %v", tc.limiter, conn.RedisConnections)
+		}
+		conn.Close()
+	}
+}

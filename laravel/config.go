@@ -168,6 +168,9 @@ type Config struct {
 	CacheLockTimeout int
 	// CachePrefix is the cache store prefix (config/cache.php).
 	CachePrefix string
+	// CacheLimiter is cache.limiter, the store the job middleware's RateLimiter counts
+	// in ("" when unset: the default store), and CacheLimiterDriver that store's driver.
+	CacheLimiter, CacheLimiterDriver string
 
 	// FailedConnection is the database connection of failed jobs (queue.failed.database,
 	// DB_CONNECTION).

@@ -84,6 +84,9 @@ func (c *Config) Connect(ctx context.Context, opts ConnectOptions) (*laraq.Conne
 		return nil, err
 	}
 	conn.Client, conn.Cache.Client = queue, cache
+	// The Redis connections the job middleware's WithRedis variants may name.
+	conn.RedisConnections = map[string]redis.UniversalClient{c.RedisConnection: queue, c.CacheConnection: cache}
+	conn.Cache.RedisLimiter = c.CacheLimiterDriver == "redis" && c.CacheDriver != "redis"
 	c.connectHorizon(conn, queue, cache)
 	conn.Owned = append(conn.Owned, queue)
 	if cache != queue {

@@ -152,6 +152,18 @@ func (l *loader) loadCache() {
 		c.warn("the application's cache store is %q (%s), not redis: queue:restart, queue:pause and maxExceptions counters are kept there, so laraq and PHP workers will not see each other's signals; set %s=redis in the application",
 			c.CacheStore, r.origins["CacheStore"], storeVar)
 	}
+	// CacheServiceProvider: the RateLimiter's store is cache.limiter, else the default.
+	c.CacheLimiter = l.str(setting{name: "CacheLimiter", file: "cache", path: []string{"limiter"}}, "")
+	if c.CacheLimiter != "" && c.CacheLimiter != c.CacheStore {
+		c.CacheLimiterDriver = c.CacheLimiter
+		if lk := l.layers.get("cache", "stores", c.CacheLimiter, "driver"); lk.status == found {
+			c.CacheLimiterDriver = l.str(setting{name: "CacheLimiterDriver", file: "cache", path: []string{"stores", c.CacheLimiter, "driver"}}, c.CacheLimiter)
+		}
+		if c.CacheLimiterDriver != "redis" || driver == "redis" {
+			c.warn("cache.limiter names the %s store (driver %s): laraq's job middleware count their rate limits in the default %s store instead, where PHP's RateLimiter does not",
+				c.CacheLimiter, c.CacheLimiterDriver, c.CacheStore)
+		}
+	}
 	redisStore := c.CacheStore
 	if driver != "redis" {
 		redisStore = "redis" // laraq keeps its own signals on the skeleton's Redis store

@@ -72,6 +72,11 @@ type Event struct {
 	// Duration is how long the handler ran: observed for Processed, Exception and TimedOut
 	// (each attempt ends with exactly one of them).
 	Duration time.Duration
+	// Middleware and Decision: the middleware that decided the attempt's outcome
+	// instead of its handler, and what it decided (released, deleted, failed, skipped);
+	// counted once per attempt, on the event that records the decision (Released,
+	// Failed, or Processed for a delete or a skip).
+	Middleware, Decision string
 	// Count and From describe Migrated; Count, UnknownProperties.
 	Count int
 	From  string
@@ -133,7 +138,7 @@ type Metrics struct {
 	exceptions, timedOut        *prometheus.CounterVec
 	handedBack, invalid         *prometheus.CounterVec
 	unknownProperties           *prometheus.CounterVec
-	migrated                    *prometheus.CounterVec
+	migrated, middleware        *prometheus.CounterVec
 	duration                    *prometheus.HistogramVec
 	running                     *prometheus.GaugeVec
 	skipped                     *prometheus.GaugeVec
@@ -195,6 +200,9 @@ func New(cfg Config) (*Metrics, error) {
 		migrated: counter("jobs_migrated_total",
 			"Jobs moved to the ready list: from=\"delayed\" when due, from=\"reserved\" when their reservation expired (retry_after).",
 			[]string{"queue", "from"}),
+		middleware: counter("jobs_middleware_total",
+			"Jobs whose middleware decided instead of the handler: decision=\"released\", \"deleted\", \"failed\" or \"skipped\" (done without running), by the middleware's Laravel class name.",
+			[]string{"queue", "class", "middleware", "decision"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: ns, Name: "job_duration_seconds", Help: "Handler run time by outcome.", Buckets: cfg.Buckets,
 		}, []string{"queue", "class", "outcome"}),
@@ -207,7 +215,7 @@ func New(cfg Config) (*Metrics, error) {
 		}, []string{"queue"}),
 	}
 	cs := []prometheus.Collector{m.processed, m.failed, m.released, m.exceptions, m.timedOut, m.handedBack,
-		m.invalid, m.unknownProperties, m.migrated, m.duration, m.running, m.skipped,
+		m.invalid, m.unknownProperties, m.migrated, m.middleware, m.duration, m.running, m.skipped,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Name: "worker_last_loop_timestamp_seconds",
 			Help: "Unix time of the worker loop's last heartbeat."}, func() float64 { return m.unix(&m.lastLoop) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Name: "redis_last_ok_timestamp_seconds",
@@ -241,7 +249,7 @@ func (m *Metrics) unix(t *time.Time) float64 {
 // share their names; each attempt's *laraq.JobInfo identifies the attempt.
 func (m *Metrics) OnEvent(e laraq.Event) {
 	ev := Event{Kind: Kind(e.Kind.String()), Queue: e.Queue, Duration: e.Runtime,
-		Count: e.Count, From: e.From, Err: e.Err, Time: e.Time}
+		Count: e.Count, From: e.From, Err: e.Err, Time: e.Time, Middleware: e.Middleware, Decision: string(e.Decision)}
 	if e.Job != nil {
 		ev.Class = e.Job.Name
 		ev.Attempt = e.Job
@@ -256,6 +264,9 @@ func (m *Metrics) Observe(e Event) {
 	}
 	m.track(e)
 	job := prometheus.Labels{"queue": e.Queue, "class": e.Class}
+	if e.Middleware != "" && decisionEvent(e) {
+		m.middleware.WithLabelValues(e.Queue, e.Class, e.Middleware, e.Decision).Inc()
+	}
 	secs := e.Duration.Seconds()
 	switch e.Kind {
 	case Processed:
@@ -310,6 +321,20 @@ func (m *Metrics) Observe(e Event) {
 		m.lastErr = e.Err
 		m.mu.Unlock()
 	}
+}
+
+// decisionEvent says e is the event that records its middleware's decision: an
+// attempt's events all name the middleware, one of them counts.
+func decisionEvent(e Event) bool {
+	switch e.Decision {
+	case "released":
+		return e.Kind == Released
+	case "failed":
+		return e.Kind == Failed
+	case "deleted", "skipped":
+		return e.Kind == Processed
+	}
+	return false
 }
 
 // track keeps laraq_jobs_running: +1 at an attempt's Processing, -1 at the first event

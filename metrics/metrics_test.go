@@ -16,6 +16,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/laraq/laraq"
 	"github.com/laraq/laraq/internal/rdb"
 	"github.com/laraq/laraq/internal/testenv"
 )
@@ -399,3 +400,51 @@ type recorder struct {
 func (r *recorder) Header() http.Header         { return r.header }
 func (r *recorder) Write(b []byte) (int, error) { return r.body.Write(b) }
 func (r *recorder) WriteHeader(c int)           { r.code = c }
+
+// TestMiddlewareDecisions: each attempt a middleware decided counts once under its name
+// and decision, though every event of the outcome names it (a release's Released and
+// Processed; FailOnException's Failed and Exception).
+func TestMiddlewareDecisions(t *testing.T) {
+	m, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const cls = `App\Jobs\SyncOrder`
+	attempt := func(by string, d laraq.Decision, kinds ...laraq.EventKind) {
+		j := &laraq.JobInfo{Name: cls}
+		m.OnEvent(laraq.Event{Kind: laraq.EventProcessing, Queue: "default", Job: j})
+		for _, k := range kinds {
+			m.OnEvent(laraq.Event{Kind: k, Queue: "default", Job: j, Middleware: by, Decision: d})
+		}
+	}
+	attempt("WithoutOverlapping", laraq.DecisionReleased, laraq.EventReleased, laraq.EventProcessed)
+	attempt("WithoutOverlapping", laraq.DecisionReleased, laraq.EventReleased, laraq.EventProcessed)
+	attempt("Skip", laraq.DecisionSkipped, laraq.EventProcessed)
+	attempt("ThrottlesExceptions", laraq.DecisionDeleted, laraq.EventProcessed)
+	attempt("FailOnException", laraq.DecisionFailed, laraq.EventFailed, laraq.EventException)
+	attempt("", "", laraq.EventProcessed)
+
+	v := gather(t, m.Registry())
+	key := func(by, d string) string {
+		return `laraq_jobs_middleware_total{class="App\\Jobs\\SyncOrder",decision="` + d + `",middleware="` + by + `",queue="default"}`
+	}
+	want := map[string]float64{
+		key("WithoutOverlapping", "released"):                                      2,
+		key("Skip", "skipped"):                                                     1,
+		key("ThrottlesExceptions", "deleted"):                                      1,
+		key("FailOnException", "failed"):                                           1,
+		`laraq_jobs_processed_total{class="App\\Jobs\\SyncOrder",queue="default"}`: 5,
+	}
+	n := 0
+	for k, got := range v {
+		if strings.HasPrefix(k, "laraq_jobs_middleware_total") {
+			n++
+			if got != want[k] {
+				t.Errorf("%s = %v, want %v", k, got, want[k])
+			}
+		}
+	}
+	if n != 4 || v[`laraq_jobs_processed_total{class="App\\Jobs\\SyncOrder",queue="default"}`] != 5 {
+		t.Errorf("%d middleware series, processed %v", n, v)
+	}
+}

@@ -11,11 +11,12 @@ import (
 	"github.com/google/uuid"
 )
 
-// Shape says which keys beyond Laravel 8.43's a payload carries; each Laravel release
+// Shape says which keys a payload carries beside Laravel 8.43's; each Laravel release
 // writes one shape (laraq.Release knows which). The zero Shape is 8.43–12.10's: uuid,
 // displayName, job, maxTries, maxExceptions, failOnTimeout, backoff, timeout,
 // retryUntil, data{commandName, command}, id, attempts. Every 8.x–13.x worker reads every
-// shape: missing keys default and unknown keys are ignored.
+// shape: missing keys default and unknown keys are ignored (5.8–7.x workers read
+// delay and timeoutAt only, so they need their own shape for a job's backoff and expiry).
 type Shape struct {
 	// CreatedAt writes createdAt after data and the dispatch delay in seconds (null for an
 	// immediate push) as the last key, after attempts (12.11+).
@@ -26,6 +27,27 @@ type Shape struct {
 	// DeleteWhenMissingModels writes the deleteWhenMissingModels flag after retryUntil for
 	// object jobs (13.0+); 13.x workers decide missing models from it.
 	DeleteWhenMissingModels bool
+	// NoFailOnTimeout leaves failOnTimeout out (8.0–8.42: 8.43 added it).
+	NoFailOnTimeout bool
+	// RetryDelay writes the keys of 5.8–7.x in place of 8.0's backoff and retryUntil: the
+	// job's own retry delay (ObjectJob.RetryDelay) as "delay" right after maxTries (after
+	// maxExceptions on 7.x), and its expiry (ObjectJob.RetryUntil) as "timeoutAt" after
+	// timeout, for object jobs; string jobs carry "delay":null and no timeoutAt. There is
+	// no failOnTimeout.
+	RetryDelay bool
+	// NoUUID leaves out uuid and maxExceptions (5.8–6.x: 7.0 added both).
+	NoUUID bool
+	// EscapeUnicode writes the payload as json_encode without flags does, non-ASCII as
+	// \uXXXX: createPayload passes JSON_UNESCAPED_UNICODE from 8.82 on.
+	EscapeUnicode bool
+}
+
+// flags are the json_encode flags createPayload writes the shape with.
+func (v Shape) flags() JSONFlags {
+	if v.EscapeUnicode {
+		return 0
+	}
+	return payloadFlags
 }
 
 // ObjectJob describes a job dispatched as an object (PHP's dispatch(new Job)): the
@@ -41,9 +63,10 @@ type ObjectJob struct {
 	MaxTries      *int64 // $tries; nil writes null (the worker's --tries applies)
 	MaxExceptions *int64 // $maxExceptions
 	Timeout       *int64 // $timeout in seconds
-	RetryUntil    *int64 // retryUntil as a Unix timestamp
+	RetryUntil    *int64 // retryUntil as a Unix timestamp (timeoutAt with Shape.RetryDelay)
 	FailOnTimeout bool
 	Backoff       *string // already comma-joined, see JoinBackoff; nil writes null
+	RetryDelay    *int64  // 5.8–7.x's $retryAfter in seconds, written as delay (Shape.RetryDelay)
 
 	BatchID                 *string // data.batchId (Shape.BatchID)
 	DeleteWhenMissingModels bool    // Shape.DeleteWhenMissingModels
@@ -51,7 +74,7 @@ type ObjectJob struct {
 	CreatedAt               int64   // createdAt, Unix seconds (Shape.CreatedAt); the caller passes now
 }
 
-// payloadFlags is what Laravel 8.82+ createPayload passes to json_encode.
+// payloadFlags is what Laravel 8.82+ createPayload passes to json_encode (before, none).
 const payloadFlags = JSONUnescapedUnicode
 
 // BuildObject writes the payload Laravel's RedisQueue::createPayload writes for an
@@ -70,27 +93,37 @@ func BuildObject(j ObjectJob, v Shape) ([]byte, error) {
 	if display == "" {
 		display = j.CommandName
 	}
-	w := writer{b: make([]byte, 0, 330+len(display)+len(j.CommandName)+len(j.Command)+len(j.Command)/8)}
-	w.lit(`{"uuid":`)
-	w.str("uuid", orNew(j.UUID, NewUUID))
-	w.lit(`,"displayName":`)
-	w.str("displayName", display)
+	w := writer{b: make([]byte, 0, 330+len(display)+len(j.CommandName)+len(j.Command)+len(j.Command)/8), flags: v.flags()}
+	w.head(v, j.UUID, display)
 	w.lit(`,"job":"Illuminate\\Queue\\CallQueuedHandler@call","maxTries":`)
 	w.int(j.MaxTries)
-	w.lit(`,"maxExceptions":`)
-	w.int(j.MaxExceptions)
-	w.lit(`,"failOnTimeout":`)
-	w.bool(j.FailOnTimeout)
-	w.lit(`,"backoff":`)
-	if j.Backoff == nil {
-		w.lit("null")
-	} else {
-		w.str("backoff", *j.Backoff)
+	if !v.NoUUID {
+		w.lit(`,"maxExceptions":`)
+		w.int(j.MaxExceptions)
 	}
-	w.lit(`,"timeout":`)
-	w.int(j.Timeout)
-	w.lit(`,"retryUntil":`)
-	w.int(j.RetryUntil)
+	if v.RetryDelay {
+		w.lit(`,"delay":`)
+		w.int(j.RetryDelay)
+		w.lit(`,"timeout":`)
+		w.int(j.Timeout)
+		w.lit(`,"timeoutAt":`)
+		w.int(j.RetryUntil)
+	} else {
+		if !v.NoFailOnTimeout {
+			w.lit(`,"failOnTimeout":`)
+			w.bool(j.FailOnTimeout)
+		}
+		w.lit(`,"backoff":`)
+		if j.Backoff == nil {
+			w.lit("null")
+		} else {
+			w.str("backoff", *j.Backoff)
+		}
+		w.lit(`,"timeout":`)
+		w.int(j.Timeout)
+		w.lit(`,"retryUntil":`)
+		w.int(j.RetryUntil)
+	}
 	if v.DeleteWhenMissingModels {
 		w.lit(`,"deleteWhenMissingModels":`)
 		w.bool(j.DeleteWhenMissingModels)
@@ -122,7 +155,7 @@ type stringJob struct {
 	delay     *int64
 }
 
-// WithUUID sets the uuid instead of generating one.
+// WithUUID sets the uuid instead of generating one (none is written with Shape.NoUUID).
 func WithUUID(uuid string) StringOption { return func(s *stringJob) { s.uuid = uuid } }
 
 // WithID sets the Redis id instead of generating one.
@@ -140,8 +173,9 @@ func WithDelay(seconds int64) StringOption { return func(s *stringJob) { s.delay
 
 // BuildString writes the payload Laravel writes for Queue::push('Class@method', $data):
 // displayName is the part of job before the first "@", the job metadata keys are fixed
-// (maxTries null, maxExceptions null, failOnTimeout false, backoff null, timeout null)
-// and there is no retryUntil key. data is re-encoded the way PHP writes the value it
+// (maxTries null, maxExceptions null, failOnTimeout false, backoff null, timeout null;
+// 5.8–7.x: maxTries, 7.x's maxExceptions, delay and timeout null) and there is no
+// retryUntil (or timeoutAt) key. data is re-encoded the way PHP writes the value it
 // decodes to (json_decode assoc semantics: {} becomes [], 1.0 becomes 1, \u00e9 becomes
 // é); empty data stands for PHP's default ” and is written as "".
 //
@@ -156,14 +190,20 @@ func BuildString(job string, data json.RawMessage, opts ...StringOption) ([]byte
 		return nil, fmt.Errorf("payload: the job string is required (\"Class@method\")")
 	}
 	display, _, _ := strings.Cut(job, "@")
-	w := writer{b: make([]byte, 0, 300+2*len(job)+len(data)+len(data)/8)}
-	w.lit(`{"uuid":`)
-	w.str("uuid", orNew(o.uuid, NewUUID))
-	w.lit(`,"displayName":`)
-	w.str("displayName", display)
+	w := writer{b: make([]byte, 0, 300+2*len(job)+len(data)+len(data)/8), flags: o.shape.flags()}
+	w.head(o.shape, o.uuid, display)
 	w.lit(`,"job":`)
 	w.str("job", job)
-	w.lit(`,"maxTries":null,"maxExceptions":null,"failOnTimeout":false,"backoff":null,"timeout":null,"data":`)
+	switch v := o.shape; {
+	case v.RetryDelay && v.NoUUID:
+		w.lit(`,"maxTries":null,"delay":null,"timeout":null,"data":`)
+	case v.RetryDelay:
+		w.lit(`,"maxTries":null,"maxExceptions":null,"delay":null,"timeout":null,"data":`)
+	case v.NoFailOnTimeout:
+		w.lit(`,"maxTries":null,"maxExceptions":null,"backoff":null,"timeout":null,"data":`)
+	default:
+		w.lit(`,"maxTries":null,"maxExceptions":null,"failOnTimeout":false,"backoff":null,"timeout":null,"data":`)
+	}
 	if len(data) == 0 {
 		w.lit(`""`)
 	} else if w.err == nil {
@@ -171,7 +211,7 @@ func BuildString(job string, data json.RawMessage, opts ...StringOption) ([]byte
 		if err != nil {
 			return nil, fmt.Errorf("payload: data: %w", err)
 		}
-		if w.b, err = val.AppendJSON(w.b, payloadFlags); err != nil {
+		if w.b, err = val.AppendJSON(w.b, w.flags); err != nil {
 			w.err = inPath(err, "data")
 		}
 	}
@@ -179,10 +219,24 @@ func BuildString(job string, data json.RawMessage, opts ...StringOption) ([]byte
 	return w.b, w.err
 }
 
+// head writes the keys before job: the uuid (a new one when empty; none with
+// Shape.NoUUID) and displayName.
+func (w *writer) head(v Shape, uuid, display string) {
+	if v.NoUUID {
+		w.lit(`{"displayName":`)
+	} else {
+		w.lit(`{"uuid":`)
+		w.str("uuid", orNew(uuid, NewUUID))
+		w.lit(`,"displayName":`)
+	}
+	w.str("displayName", display)
+}
+
 // writer accumulates a payload and its first error.
 type writer struct {
-	b   []byte
-	err error
+	b     []byte
+	err   error
+	flags JSONFlags
 }
 
 func (w *writer) lit(s string) { w.b = append(w.b, s...) }
@@ -192,7 +246,7 @@ func (w *writer) str(path, s string) {
 		return
 	}
 	var err error
-	if w.b, err = appendJSONString(w.b, s, payloadFlags); err != nil {
+	if w.b, err = appendJSONString(w.b, s, w.flags); err != nil {
 		w.err = inPath(err, path)
 	}
 }

@@ -60,6 +60,7 @@ func propNames(c *phpclass.Class, written bool) []string {
 // attributes, the enums, and the release itself.
 func TestExtractFacts(t *testing.T) {
 	testenv.ForEachMajor(t, func(t *testing.T, major int) {
+		testenv.Since(t, major, testenv.ClassSamples)
 		m := extractFor(t, major)
 		if *update && (major == 8 || major == 13) {
 			writeFixture(t, m, testenv.MajorName(major))

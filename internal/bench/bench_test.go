@@ -16,7 +16,7 @@ func TestMeasurements(t *testing.T) {
 	prefix := testenv.Prefix(t)
 
 	mustNoErr(t, bench.Fill(ctx, client, prefix, "drain", 300))
-	res, err := bench.Drain(ctx, client, prefix, "drain", 8)
+	res, err := bench.Drain(ctx, client, prefix, []string{"drain"}, 8)
 	mustNoErr(t, err)
 	u := res.Usage
 	// Each job costs a pop (in a script, with others) and a ZREM of its reserved copy.

@@ -10,11 +10,17 @@
 // the Go heap's allocation count, so that a run reports per job what the worker and what
 // Redis spent, besides jobs/s.
 //
+// For scripts/bench-scaling.sh, FillWork varies the work a drain does: payloads of a given
+// size (Padded), jobs spread over many queues that Drain works in priority order, and a
+// share of the jobs that only a migration brings back (due in :delayed, expired in
+// :reserved). On a Redis Cluster (a *redis.ClusterClient) Take adds up every master's
+// counters.
+//
 // The package's test binary is the scripts' way in (TestBenchProcess, driven by
 // LARAQ_BENCH_* variables): one process per measurement, so that CPU time, allocations
 // and peak RSS belong to that measurement alone.
 //
 //	u0, _ := bench.Take(ctx, client)
-//	res, _ := bench.Drain(ctx, client, "laravel_database_", "bench", 64)
+//	res, _ := bench.Drain(ctx, client, "laravel_database_", []string{"bench"}, 64)
 //	fmt.Println(res.PerJob().GoCPU)
 package bench

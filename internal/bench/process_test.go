@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime/pprof"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,15 +15,23 @@ import (
 	"github.com/laraq/laraq/internal/bench"
 )
 
-// TestBenchProcess is scripts/bench-worker.sh's way in; it does nothing unless
-// LARAQ_BENCH_MODE is set. The server is LARAQ_BENCH_REDIS (host:port), the keys are under
-// LARAQ_BENCH_PREFIX, the queue is LARAQ_BENCH_QUEUE. Each mode prints one line of
-// name=value pairs:
+// TestBenchProcess is the benchmark scripts' way in (scripts/bench-worker.sh,
+// scripts/bench-scaling.sh); it does nothing unless LARAQ_BENCH_MODE is set. The server is
+// LARAQ_BENCH_REDIS (host:port), or the Redis Cluster whose nodes LARAQ_BENCH_CLUSTER
+// lists (host:port,host:port,...); the keys are under LARAQ_BENCH_PREFIX; the queue is
+// LARAQ_BENCH_QUEUE, or several, comma-separated, in priority order. Each mode prints one
+// line of name=value pairs:
 //
-//	fill       queue LARAQ_BENCH_N no-op jobs; prints jobs=N
-//	drain      drain the queue with LARAQ_BENCH_CONCURRENCY slots; prints jobs, seconds,
-//	           jobs_per_sec, and per job: go_cpu_us, redis_cpu_us, script_us,
-//	           script_calls, cmds, allocs; and vmhwm_kb (the process' peak RSS).
+//	fill       queue LARAQ_BENCH_N jobs (FillWork): spread over the queues, or all in the
+//	           last with LARAQ_BENCH_LAST=1; payloads of LARAQ_BENCH_PAYLOAD_BYTES (default:
+//	           the no-op's ~615); a share LARAQ_BENCH_DUE (0 to 1) left for a migration to
+//	           bring back. Prints jobs, payload_bytes, delayed, reserved
+//	drain      drain the queues with LARAQ_BENCH_CONCURRENCY slots, from the wall-clock
+//	           instant LARAQ_BENCH_START_AT (Unix nanoseconds) if set, so that several
+//	           processes start together; prints jobs, seconds, jobs_per_sec, and per job:
+//	           go_cpu_us, redis_cpu_us, script_us, script_calls, cmds, allocs; and
+//	           vmhwm_kb (the process' peak RSS), go_cpu_s (its CPU in all), start_ns and
+//	           end_ns (the measurement's wall-clock span, Unix nanoseconds).
 //	           LARAQ_BENCH_CPUPROFILE / LARAQ_BENCH_MEMPROFILE write pprof profiles of it.
 //	yardstick  Laravel's pop effect over the whole queue, yardstickBatch jobs per call; prints
 //	           the same fields as drain
@@ -37,19 +46,32 @@ func TestBenchProcess(t *testing.T) {
 	}
 	ctx := context.Background()
 	conc, _ := strconv.Atoi(os.Getenv("LARAQ_BENCH_CONCURRENCY"))
-	client := redis.NewClient(&redis.Options{Addr: os.Getenv("LARAQ_BENCH_REDIS"), PoolSize: max(conc, 16) + 8, Protocol: protocol()})
+	client := newClient(max(conc, 16) + 8)
 	defer client.Close()
-	prefix, queue := os.Getenv("LARAQ_BENCH_PREFIX"), os.Getenv("LARAQ_BENCH_QUEUE")
+	prefix, queues := os.Getenv("LARAQ_BENCH_PREFIX"), strings.Split(os.Getenv("LARAQ_BENCH_QUEUE"), ",")
+	queue := queues[0]
 	n, _ := strconv.Atoi(os.Getenv("LARAQ_BENCH_N"))
 	switch mode {
 	case "fill":
-		if err := bench.Fill(ctx, client, prefix, queue, n); err != nil {
+		w := bench.Work{Queues: queues, Jobs: n, Last: os.Getenv("LARAQ_BENCH_LAST") == "1"}
+		w.PayloadBytes, _ = strconv.Atoi(os.Getenv("LARAQ_BENCH_PAYLOAD_BYTES"))
+		if due := os.Getenv("LARAQ_BENCH_DUE"); due != "" {
+			var err error
+			if w.Due, err = strconv.ParseFloat(due, 64); err != nil {
+				t.Fatalf("LARAQ_BENCH_DUE=%q: %v", due, err)
+			}
+		}
+		filled, err := bench.FillWork(ctx, client, prefix, w)
+		if err != nil {
 			t.Fatal(err)
 		}
-		fmt.Printf("jobs=%d\n", n)
+		fmt.Printf("jobs=%d payload_bytes=%d delayed=%d reserved=%d\n", n, filled.PayloadBytes, filled.Delayed, filled.Reserved)
 	case "drain":
+		if at, err := strconv.ParseInt(os.Getenv("LARAQ_BENCH_START_AT"), 10, 64); err == nil {
+			time.Sleep(time.Until(time.Unix(0, at)))
+		}
 		stop := profile(t)
-		res, err := bench.Drain(ctx, client, prefix, queue, conc)
+		res, err := bench.Drain(ctx, client, prefix, queues, conc)
 		stop()
 		if err != nil {
 			t.Fatal(err)
@@ -84,8 +106,18 @@ func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond)
 
 func report(r bench.Result) {
 	p := r.PerJob()
-	fmt.Printf("jobs=%d seconds=%.3f jobs_per_sec=%.0f go_cpu_us=%.2f redis_cpu_us=%.2f script_us=%.2f script_calls=%.3f cmds=%.2f allocs=%.1f alloc_bytes=%.0f vmhwm_kb=%d\n",
-		r.Jobs, r.Elapsed.Seconds(), r.Rate(), us(p.GoCPU), us(p.RedisCPU), us(p.ScriptTime), p.ScriptCalls, p.Commands, p.Allocs, p.Bytes, bench.PeakRSS()/1024)
+	fmt.Printf("jobs=%d seconds=%.3f jobs_per_sec=%.0f go_cpu_us=%.2f redis_cpu_us=%.2f script_us=%.2f script_calls=%.3f cmds=%.2f allocs=%.1f alloc_bytes=%.0f vmhwm_kb=%d go_cpu_s=%.4f start_ns=%d end_ns=%d\n",
+		r.Jobs, r.Elapsed.Seconds(), r.Rate(), us(p.GoCPU), us(p.RedisCPU), us(p.ScriptTime), p.ScriptCalls, p.Commands, p.Allocs, p.Bytes, bench.PeakRSS()/1024,
+		r.Usage.GoCPU.Seconds(), r.Start.UnixNano(), r.Start.Add(r.Elapsed).UnixNano())
+}
+
+// newClient connects to LARAQ_BENCH_CLUSTER's nodes when set, else to LARAQ_BENCH_REDIS,
+// with pool connections each.
+func newClient(pool int) redis.UniversalClient {
+	if nodes := os.Getenv("LARAQ_BENCH_CLUSTER"); nodes != "" {
+		return redis.NewClusterClient(&redis.ClusterOptions{Addrs: strings.Split(nodes, ","), PoolSize: pool, Protocol: protocol()})
+	}
+	return redis.NewClient(&redis.Options{Addr: os.Getenv("LARAQ_BENCH_REDIS"), PoolSize: pool, Protocol: protocol()})
 }
 
 // profile starts the profiles LARAQ_BENCH_CPUPROFILE and LARAQ_BENCH_MEMPROFILE ask for;

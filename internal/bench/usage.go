@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -28,17 +29,48 @@ type Usage struct {
 	Bytes       uint64 // bytes allocated on the Go heap
 }
 
-// Take reads the counters now. The two INFO calls it sends are left out of Commands.
+// Take reads the counters now. On a Redis Cluster the server's counters are the sums over
+// its masters. The INFO calls it sends are left out of Commands.
 func Take(ctx context.Context, client redis.UniversalClient) (Usage, error) {
 	var u Usage
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	u.Mallocs, u.Bytes = ms.Mallocs, ms.TotalAlloc
 	u.GoCPU = processCPU()
-	info, err := client.Info(ctx, "cpu", "commandstats").Result()
+	infos, err := serverInfos(ctx, client)
 	if err != nil {
 		return u, fmt.Errorf("bench: INFO: %w", err)
 	}
+	for _, info := range infos {
+		if err := u.addServer(info); err != nil {
+			return u, err
+		}
+	}
+	return u, nil
+}
+
+// serverInfos is INFO cpu and commandstats of the server, or of every master of a
+// cluster.
+func serverInfos(ctx context.Context, client redis.UniversalClient) ([]string, error) {
+	cluster, ok := client.(*redis.ClusterClient)
+	if !ok {
+		info, err := client.Info(ctx, "cpu", "commandstats").Result()
+		return []string{info}, err
+	}
+	var mu sync.Mutex
+	var infos []string
+	err := cluster.ForEachMaster(ctx, func(ctx context.Context, master *redis.Client) error {
+		info, err := master.Info(ctx, "cpu", "commandstats").Result()
+		mu.Lock()
+		infos = append(infos, info)
+		mu.Unlock()
+		return err
+	})
+	return infos, err
+}
+
+// addServer adds one server's INFO cpu and commandstats to u.
+func (u *Usage) addServer(info string) error {
 	sc := bufio.NewScanner(strings.NewReader(info))
 	for sc.Scan() {
 		name, val, ok := strings.Cut(strings.TrimSpace(sc.Text()), ":")
@@ -49,7 +81,7 @@ func Take(ctx context.Context, client redis.UniversalClient) (Usage, error) {
 		case name == "used_cpu_user" || name == "used_cpu_sys":
 			secs, err := strconv.ParseFloat(val, 64)
 			if err != nil {
-				return u, fmt.Errorf("bench: INFO cpu %s=%q: %w", name, val, err)
+				return fmt.Errorf("bench: INFO cpu %s=%q: %w", name, val, err)
 			}
 			u.RedisCPU += time.Duration(secs * float64(time.Second))
 		case strings.HasPrefix(name, "cmdstat_") && name != "cmdstat_info":
@@ -62,7 +94,7 @@ func Take(ctx context.Context, client redis.UniversalClient) (Usage, error) {
 			}
 		}
 	}
-	return u, nil
+	return nil
 }
 
 // statField returns the integer field name of a commandstats value, 0 when missing.

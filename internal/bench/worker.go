@@ -38,34 +38,14 @@ func connection(client redis.UniversalClient, prefix string, blockFor *time.Dura
 // Fill queues n no-op jobs on queue, with the payloads Laravel 8.83's dispatcher writes,
 // pushed 1,000 at a time.
 func Fill(ctx context.Context, client redis.UniversalClient, prefix, queue string, n int) error {
-	d, err := laraq.NewDispatcher(connection(client, prefix, nil))
-	if err != nil {
-		return err
-	}
-	r, err := rdb.New(client, rdb.Options{Prefix: prefix})
-	if err != nil {
-		return err
-	}
-	batch := make([][]byte, 0, 1000)
-	for i := range n {
-		m, err := d.Prepare(Noop{N: int64(i)}, laraq.OnQueue(queue))
-		if err != nil {
-			return err
-		}
-		batch = append(batch, m.Payload)
-		if len(batch) == cap(batch) || i == n-1 {
-			if err := r.PushBulk(ctx, queue, batch); err != nil {
-				return err
-			}
-			batch = batch[:0]
-		}
-	}
-	return nil
+	_, err := FillWork(ctx, client, prefix, Work{Queues: []string{queue}, Jobs: n})
+	return err
 }
 
 // Result is one measured run.
 type Result struct {
 	Jobs    int64
+	Start   time.Time // when the measurement began
 	Elapsed time.Duration
 	Usage   Usage // what the run cost (after minus before)
 }
@@ -76,22 +56,27 @@ func (r Result) PerJob() PerJob { return r.Usage.PerJob(r.Jobs) }
 // Rate is jobs per second.
 func (r Result) Rate() float64 { return float64(r.Jobs) / r.Elapsed.Seconds() }
 
-// Drain runs a worker with concurrency slots on queue until the queue is empty
-// (StopWhenEmpty) and measures it: from before NewWorker to Run's return.
-func Drain(ctx context.Context, client redis.UniversalClient, prefix, queue string, concurrency int) (Result, error) {
+// Drain runs a worker with concurrency slots on queues, in that priority order, until
+// every queue is empty (StopWhenEmpty) and measures it: from before NewWorker to Run's
+// return. It runs Noop and Padded jobs.
+func Drain(ctx context.Context, client redis.UniversalClient, prefix string, queues []string, concurrency int) (Result, error) {
 	var count atomic.Int64
 	jobs := laraq.NewJobs()
-	jobs.HandleFunc(`App\Jobs\Noop`, func(context.Context, *laraq.JobInfo) error {
-		count.Add(1)
-		return nil
-	})
+	for _, class := range []string{Noop{}.PHPClass(), Padded{}.PHPClass()} {
+		jobs.HandleFunc(class, func(context.Context, *laraq.JobInfo) error {
+			count.Add(1)
+			return nil
+		})
+	}
 	before, err := Take(ctx, client)
 	if err != nil {
 		return Result{}, err
 	}
 	start := time.Now()
 	w, err := laraq.NewWorker(connection(client, prefix, nil), jobs, laraq.WorkerConfig{
-		Queues: []string{queue}, Concurrency: concurrency, StopWhenEmpty: true,
+		Queues: queues, Concurrency: concurrency, StopWhenEmpty: true,
+		// A job FillWork left with an expired reservation comes back at attempt 2.
+		Tries:  3,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {
@@ -105,7 +90,7 @@ func Drain(ctx context.Context, client redis.UniversalClient, prefix, queue stri
 	if err != nil {
 		return Result{}, err
 	}
-	return Result{Jobs: count.Load(), Elapsed: elapsed, Usage: after.Sub(before)}, nil
+	return Result{Jobs: count.Load(), Start: start, Elapsed: elapsed, Usage: after.Sub(before)}, nil
 }
 
 // Yardstick runs Laravel's own pop effect (rdb.LaravelPopEffect) over every job of
@@ -137,7 +122,7 @@ func Yardstick(ctx context.Context, client redis.UniversalClient, prefix, queue 
 	if err != nil {
 		return Result{}, err
 	}
-	return Result{Jobs: jobs, Elapsed: elapsed, Usage: after.Sub(before)}, nil
+	return Result{Jobs: jobs, Start: start, Elapsed: elapsed, Usage: after.Sub(before)}, nil
 }
 
 // Pops takes every job of queue with the worker's pop (rdb.PopTicket), batch jobs per
@@ -170,7 +155,7 @@ func Pops(ctx context.Context, client redis.UniversalClient, prefix, queue strin
 	if err != nil {
 		return Result{}, err
 	}
-	return Result{Jobs: jobs, Elapsed: elapsed, Usage: after.Sub(before)}, r.ForgetTickets(ctx, owner, []string{queue})
+	return Result{Jobs: jobs, Start: start, Elapsed: elapsed, Usage: after.Sub(before)}, r.ForgetTickets(ctx, owner, []string{queue})
 }
 
 // PickupLatency pushes n no-op jobs one at a time, every apart, to a worker with one

@@ -41,7 +41,7 @@ var metaProps = []string{"tries", "maxExceptions", "backoff", "timeout", "failOn
 // ones, and those of the Go type typeOf gives for its class), with chained = the rest
 // (renumbered from 0, as array_shift does), connection = its own or else cmd's
 // chainConnection, queue = its own or else cmd's chainQueue, and chainConnection,
-// chainQueue and chainCatchCallbacks copied from cmd. It is then serialized as its class
+// chainQueue and (8.0+) chainCatchCallbacks copied from cmd. It is then serialized as its class
 // would: from 9.4, a class using SerializesModels leaves out every property identical to
 // its default (the Go type says whether the class uses it; without one, a serialized
 // form lacking middleware or chained did).
@@ -134,6 +134,9 @@ func NextInChain(cmd *phpser.Value, rel job.Release, typeOf func(class string) r
 		{"chainConnection", inherit("chainConnection")},
 		{"chainQueue", inherit("chainQueue")},
 		{"chainCatchCallbacks", inherit("chainCatchCallbacks")},
+	}
+	if !rel.AtLeast(8, 0, 0) {
+		sets = sets[:len(sets)-1] // 5.8–7.x have no catch callbacks to copy
 	}
 	for _, s := range sets {
 		if hasRef(s.val) {

@@ -37,6 +37,9 @@ func goCommand(obj any, r job.Release, set map[string]*phpser.Value) (*command, 
 	if d, ok := obj.(job.DisplayNamer); ok {
 		c.display = d.DisplayName()
 	}
+	if shape.Interacts {
+		live0 = job.InteractsJob(live0, r)
+	}
 	changed := map[string]bool{}
 	live := live0
 	if shape.Queueable {

@@ -280,6 +280,9 @@ func (p *Dispatcher) prepare(c *command, o *Options) (*Message, error) {
 		return nil, fmt.Errorf("laraq: %w", err)
 	}
 	m.ID, m.UUID = p.cfg.NewID(), p.cfg.NewUUID()
+	if p.release().Shape().NoUUID {
+		m.UUID = "" // 5.8–6.x payloads have none
+	}
 	display := c.display
 	if display == "" {
 		display = frameworkDisplayName(cmd) // CallQueuedListener & co. (dispatch_display.go)
@@ -323,12 +326,19 @@ func buildObject(j payload.ObjectJob, md meta, v payload.Shape) ([]byte, error) 
 		}
 	}
 	intField("maxTries", md.maxTries, &j.MaxTries)
-	intField("maxExceptions", md.maxExceptions, &j.MaxExceptions)
+	if !v.NoUUID { // 5.8–6.x have no maxExceptions key
+		intField("maxExceptions", md.maxExceptions, &j.MaxExceptions)
+	}
 	intField("timeout", md.timeout, &j.Timeout)
-	intField("retryUntil", md.retryUntil, &j.RetryUntil)
+	if v.RetryDelay { // 5.8–7.x
+		intField("delay", md.retryDelay, &j.RetryDelay)
+		intField("timeoutAt", md.retryUntil, &j.RetryUntil)
+	} else {
+		intField("retryUntil", md.retryUntil, &j.RetryUntil)
+	}
 	if md.failOnTimeout.Kind == payload.KindBool {
 		j.FailOnTimeout = md.failOnTimeout.Bool
-	} else {
+	} else if !v.NoFailOnTimeout {
 		patches = append(patches, patch{"failOnTimeout", md.failOnTimeout})
 	}
 	if md.backoff != nil {
@@ -346,7 +356,11 @@ func buildObject(j payload.ObjectJob, md meta, v payload.Shape) ([]byte, error) 
 	for _, p := range patches {
 		doc.Set(p.key, p.val)
 	}
-	return doc.AppendJSON(nil, payload.JSONUnescapedUnicode)
+	flags := payload.JSONUnescapedUnicode
+	if v.EscapeUnicode {
+		flags = 0
+	}
+	return doc.AppendJSON(nil, flags)
 }
 
 // Enqueue pushes a prepared message: RPUSH to the ready list with its notify token, or
@@ -510,6 +524,9 @@ func (p *Dispatcher) DispatchString(ctx context.Context, job string, data any, o
 	}
 	now := p.cfg.Now()
 	m := &Message{Queue: p.cfg.Queue, ID: p.cfg.NewID(), UUID: p.cfg.NewUUID()}
+	if p.release().Shape().NoUUID {
+		m.UUID = "" // 5.8–6.x payloads have none
+	}
 	if o.Queue != nil {
 		m.Queue = *o.Queue
 	}

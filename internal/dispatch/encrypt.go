@@ -28,6 +28,15 @@ func (p *Dispatcher) sealCommand(cmd *phpser.Value, serialized []byte, o *Option
 	if !shouldEncrypt(cmd, o) {
 		return string(serialized), nil
 	}
+	if rel := p.release(); !rel.AtLeast(8, 19, 0) {
+		// Queue::jobShouldBeEncrypted and CallQueuedHandler's decryption are 8.19's:
+		// before, a shouldBeEncrypted property means nothing, and an encrypted command
+		// is one the release's worker cannot unserialize.
+		if o.Encrypt {
+			return "", fmt.Errorf("%s should be encrypted (ShouldBeEncrypted), but Laravel %s cannot run an encrypted job (8.19+)", cmd.Class(), rel)
+		}
+		return string(serialized), nil
+	}
 	if p.cfg.Encrypter == nil {
 		return "", fmt.Errorf("%s should be encrypted (ShouldBeEncrypted), but the connection has no Encrypter: set Connection.Encrypter (laravel.Connect reads APP_KEY)", cmd.Class())
 	}

@@ -29,6 +29,7 @@ type meta struct {
 	maxTries, maxExceptions, timeout, retryUntil *payload.Value
 	failOnTimeout                                payload.Value
 	backoff                                      *payload.Value
+	retryDelay                                   *payload.Value // 5.8–7.x's delay
 	batchID                                      *string
 	deleteWhenMissingModels                      bool
 }
@@ -45,6 +46,9 @@ func deriveMeta(cmd *phpser.Value, m jobMethods, rel job.Release, now time.Time)
 			}
 		}
 		return v
+	}
+	if !rel.AtLeast(8, 0, 0) {
+		return deriveMeta57(cmd, m, now, prop)
 	}
 	tries := prop("tries")
 	switch {
@@ -64,27 +68,16 @@ func deriveMeta(cmd *phpser.Value, m jobMethods, rel job.Release, now time.Time)
 	retryUntil = orMethod(retryUntil, m.retryUntil)
 
 	var err error
-	if md.maxTries, err = metaJSON(tries, "tries"); err != nil {
+	if err = md.counts(tries, prop); err != nil {
 		return md, err
 	}
-	if md.maxExceptions, err = metaJSON(prop("maxExceptions"), "maxExceptions"); err != nil {
-		return md, err
-	}
-	if md.timeout, err = metaJSON(prop("timeout"), "timeout"); err != nil {
-		return md, err
-	}
-	md.failOnTimeout = payload.Value{Kind: payload.KindBool}
 	if v, err := metaJSON(prop("failOnTimeout"), "failOnTimeout"); err != nil {
 		return md, err
 	} else if v != nil {
 		md.failOnTimeout = *v
 	}
-	if retryUntil != nil {
-		if t, err := phpser.TimeOf(retryUntil); err == nil {
-			md.retryUntil = &payload.Value{Kind: payload.KindInt, Int: t.Unix()}
-		} else if md.retryUntil, err = metaJSON(retryUntil, "retryUntil"); err != nil {
-			return md, err
-		}
+	if md.retryUntil, err = dateOr(retryUntil, "retryUntil", timestamp); err != nil {
+		return md, err
 	}
 	if backoff != nil && !backoff.IsNull() {
 		s, err := joinBackoff(backoff, now)
@@ -101,6 +94,65 @@ func deriveMeta(cmd *phpser.Value, m jobMethods, rel job.Release, now time.Time)
 		md.deleteWhenMissingModels = v.Truthy()
 	}
 	return md, nil
+}
+
+// deriveMeta57 is createObjectPayload of 5.8–7.x: tries, maxExceptions (7.x) and timeout
+// as later, but no backoff, failOnTimeout or retryUntil. getJobRetryDelay gives delay:
+// `$job->retryAfter ?? $job->retryAfter()`, a date as the seconds until it (never
+// negative); getJobExpiration gives timeoutAt: `$job->timeoutAt ?? $job->retryUntil()`
+// (a retryUntil property is not read), a date as its timestamp. Either is null when the
+// class has neither the property set nor the method.
+func deriveMeta57(cmd *phpser.Value, m jobMethods, now time.Time, prop func(string) *phpser.Value) (meta, error) {
+	var md meta
+	if err := md.counts(prop("tries"), prop); err != nil {
+		return md, err
+	}
+	orMethod := func(name string, method func() *phpser.Value) *phpser.Value {
+		if v, set := cmd.Visible(name); set {
+			return v
+		}
+		if method != nil {
+			return method()
+		}
+		return nil
+	}
+	secondsUntil := func(t time.Time) int64 { return max(0, t.Unix()-now.Unix()) }
+	var err error
+	if md.retryDelay, err = dateOr(orMethod("retryAfter", m.retryAfter), "retryAfter", secondsUntil); err != nil {
+		return md, err
+	}
+	md.retryUntil, err = dateOr(orMethod("timeoutAt", m.retryUntil), "timeoutAt", timestamp)
+	return md, err
+}
+
+// counts sets maxTries (from tries), maxExceptions and timeout: `$job->tries ?? null`
+// and friends, on every release. failOnTimeout starts false, as `?? false` gives it.
+func (md *meta) counts(tries *phpser.Value, prop func(string) *phpser.Value) error {
+	var err error
+	if md.maxTries, err = metaJSON(tries, "tries"); err != nil {
+		return err
+	}
+	if md.maxExceptions, err = metaJSON(prop("maxExceptions"), "maxExceptions"); err != nil {
+		return err
+	}
+	md.timeout, err = metaJSON(prop("timeout"), "timeout")
+	md.failOnTimeout = payload.Value{Kind: payload.KindBool}
+	return err
+}
+
+func timestamp(t time.Time) int64 { return t.Unix() }
+
+// dateOr is a metadata value that may be a date (retryUntil, timeoutAt, retryAfter): a
+// DateTimeInterface becomes the int seconds of(date) gives, anything else its JSON
+// value; nil stays absent.
+func dateOr(v *phpser.Value, name string, of func(time.Time) int64) (*payload.Value, error) {
+	if v == nil {
+		return nil, nil
+	}
+	if t, err := phpser.TimeOf(v); err == nil {
+		return &payload.Value{Kind: payload.KindInt, Int: of(t)}, nil
+	}
+	return metaJSON(v, name)
 }
 
 // metaJSON is the JSON value of a metadata value (nil: absent).
@@ -228,6 +280,7 @@ func availableAt(v *phpser.Value, now time.Time) (at int64, seconds int64, err e
 type jobMethods struct {
 	tries      func() *phpser.Value
 	backoff    func() *phpser.Value
+	retryAfter func() *phpser.Value
 	retryUntil func() *phpser.Value
 	attrs      map[string]*phpser.Value // "tries", "backoff", ... → the attribute's value
 	defaults   map[string]*phpser.Value
@@ -266,6 +319,9 @@ func methodsOf(obj any, defaults map[string]*phpser.Value) jobMethods {
 	}
 	if j, ok := obj.(job.BackoffMethod); ok {
 		m.backoff = func() *phpser.Value { return intsValue(j.Backoff()) }
+	}
+	if j, ok := obj.(job.RetryAfterMethod); ok {
+		m.retryAfter = func() *phpser.Value { return phpser.Int(int64(j.RetryAfter())) }
 	}
 	if j, ok := obj.(job.RetryUntilMethod); ok {
 		m.retryUntil = func() *phpser.Value {

@@ -105,6 +105,11 @@ func (p *Dispatcher) acquireUnique(ctx context.Context, s *uniqueSpec) (*uniqueD
 	if s == nil {
 		return nil, nil
 	}
+	if rel := p.release(); !rel.AtLeast(8, 0, 0) {
+		// No release before 8.0 knows ShouldBeUnique: its workers would never release
+		// the lock, and every later dispatch would be refused until it expired.
+		return nil, fmt.Errorf("laraq: %s is a unique job, but Laravel %s has no unique jobs (ShouldBeUnique is 8.x)", s.class, rel)
+	}
 	locks, err := p.cfg.Locks()
 	if err != nil {
 		return nil, fmt.Errorf("laraq: %w", err)

@@ -153,6 +153,8 @@ func ModelIdentifiers(v *phpser.Value, r Release) *phpser.Value {
 type ClassShape struct {
 	// Queueable: the type embeds BusQueueable (the class uses Bus\Queueable).
 	Queueable bool
+	// Interacts: the type has InteractsWithQueue's job (a RuntimeJob field).
+	Interacts bool
 	// SerializesModels: the class uses SerializesModels (phpser.ModelSerializer; true
 	// when the type does not say).
 	SerializesModels bool
@@ -167,8 +169,27 @@ type ClassShape struct {
 
 var (
 	busQueueableType = reflect.TypeFor[BusQueueable]()
+	runtimeJobType   = reflect.TypeFor[RuntimeJob]()
 	modelSerializer  = reflect.TypeFor[phpser.ModelSerializer]()
 )
+
+// InteractsJob returns obj with InteractsWithQueue's job in release r's visibility: a
+// public "job" becomes protected before 7.7.0, which made it public. The value is always
+// null (RuntimeJob).
+func InteractsJob(obj *phpser.Value, r Release) *phpser.Value {
+	if r.AtLeast(7, 7, 0) {
+		return obj
+	}
+	ents := obj.Entries()
+	for i := range ents {
+		if !ents[i].Key.IsInt() && ents[i].Key.Str() == "job" {
+			out := append([]phpser.Entry(nil), ents...)
+			out[i].Key = phpser.StrKey(phpser.MangleName(phpser.Protected, "", "job"))
+			return phpser.NewObject(obj.Class(), out...)
+		}
+	}
+	return obj
+}
 
 type shapeKey struct {
 	t                   reflect.Type
@@ -204,7 +225,8 @@ func ShapeOf(t reflect.Type, r Release) (*ClassShape, error) {
 
 func buildShape(t reflect.Type, r Release) (*ClassShape, error) {
 	zero := reflect.Zero(t).Interface()
-	s := &ClassShape{Queueable: embeds(t, busQueueableType, 0), SerializesModels: true, Defaults: map[string]*phpser.Value{}}
+	s := &ClassShape{Queueable: embeds(t, busQueueableType, 0), Interacts: embeds(t, runtimeJobType, 0),
+		SerializesModels: true, Defaults: map[string]*phpser.Value{}}
 	switch {
 	case t.Implements(modelSerializer):
 		s.SerializesModels = zero.(phpser.ModelSerializer).PHPSerializesModels()
@@ -239,6 +261,9 @@ func buildShape(t reflect.Type, r Release) (*ClassShape, error) {
 		if s.Ref, err = WithReleaseTraits(s.Ref, r, nil, false); err != nil {
 			return nil, err
 		}
+	}
+	if s.Interacts {
+		s.Ref = InteractsJob(s.Ref, r)
 	}
 	s.Ref = ModelIdentifiers(s.Ref, r)
 	return s, nil

@@ -18,6 +18,8 @@ import "time"
 //   - backoff() and retryUntil(): every release, when the public property is null
 //     (`$job->backoff ?? $job->backoff()`); 13.x lets backoff() win over the property.
 //   - tries(): from 10.39 when the public $tries is null; 13.x lets it win.
+//   - retryAfter(): 5.8–7.x only, when the public $retryAfter is null (8.0 renamed it
+//     backoff); there retryUntil() stands for a null public $timeoutAt.
 //   - #[Tries], #[Backoff], #[Timeout], #[MaxExceptions], #[FailOnTimeout] and
 //     #[DeleteWhenMissingModels]: 13.x only, where they win over a public property that
 //     still holds its class default (a php tag's default=).
@@ -34,6 +36,12 @@ type TriesMethod interface {
 // is PHP's null (no backoff); one element is written like an int.
 type BackoffMethod interface {
 	Backoff() []int
+}
+
+// RetryAfterMethod is a command type whose PHP class has the retryAfter() method of
+// Laravel 5.8–7.x (the job's retry delay in seconds; 8.0 renamed it backoff()).
+type RetryAfterMethod interface {
+	RetryAfter() int
 }
 
 // RetryUntilMethod is a command type whose PHP class has a retryUntil() method
@@ -87,6 +95,23 @@ type UniqueUntilProcessing interface {
 //	func (ImportRow) SkipIfBatchCancelled() {}
 type SkipsCancelledBatch interface {
 	SkipIfBatchCancelled()
+}
+
+// MiddlewareMethod is implemented by a command type whose PHP class has a middleware()
+// method: a Go worker runs what it returns around the handler, computed from the
+// decoded command as PHP computes it from the unserialized one, after the worker's and
+// the registration's middleware and before those ->through() put in the payload
+// (CallQueuedHandler::dispatchThroughMiddleware). Package middleware has Laravel's.
+//
+//	func (j SyncOrder) Middleware() []laraq.Middleware {
+//		return []laraq.Middleware{middleware.WithoutOverlapping(strconv.Itoa(j.OrderID)).ReleaseAfter(10 * time.Second)}
+//	}
+//
+// A type embedding Queueable can have this method: it shadows the promoted Middleware
+// field (the payload's middleware property), which stays reachable as
+// j.Queueable.Middleware.
+type MiddlewareMethod interface {
+	Middleware() []Middleware
 }
 
 // DebounceIDer is implemented by a command type whose PHP class computes its debounce id in

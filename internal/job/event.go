@@ -1,6 +1,7 @@
 package job
 
 import (
+	"errors"
 	"fmt"
 	"time"
 )
@@ -34,6 +35,13 @@ type Event struct {
 	// $this->release()), for a job without handler (ReleaseUnhandled) and for a job
 	// interrupted by a hard stop.
 	AfterException bool
+	// Middleware names the middleware that decided the attempt's outcome instead of its
+	// handler — Laravel's class name for Laravel's ("WithoutOverlapping", "RateLimited"
+	// ...), else the middleware's Name() or Go type — and Decision what it decided, on
+	// every event of that outcome (EventReleased and the EventProcessed after it, ...).
+	// Both "" when the handler ran and decided.
+	Middleware string
+	Decision   Decision
 	// Count and From describe EventMigrated: Count jobs moved from the "delayed" or
 	// "reserved" set to the ready list.
 	Count int
@@ -43,6 +51,42 @@ type Event struct {
 	// Properties are the names of EventUnknownProperties (at most 16; Count says how
 	// many there were).
 	Properties []string
+}
+
+// Decision is what a middleware decided instead of running the rest of the pipeline.
+type Decision string
+
+// The decisions, as the metrics label them.
+const (
+	DecisionReleased Decision = "released" // $job->release(): back after a delay, the attempt counted
+	DecisionDeleted  Decision = "deleted"  // $job->delete()
+	DecisionFailed   Decision = "failed"   // $job->fail($e)
+	DecisionSkipped  Decision = "skipped"  // done without running (returned without calling $next)
+)
+
+// DecisionOf says which middleware decided an attempt's outcome err, and what: "" when
+// no middleware did (the handler returned err itself).
+func DecisionOf(err error) (by string, d Decision) {
+	if err == nil {
+		return "", "" // before md is declared: errors.As makes it escape, a heap allocation per job
+	}
+	var md *MiddlewareDecision
+	if !errors.As(err, &md) {
+		return "", ""
+	}
+	switch o, _ := OutcomeOf(err); o {
+	case OutcomeRelease:
+		d = DecisionReleased
+	case OutcomeDelete:
+		d = DecisionDeleted
+	case OutcomeFail:
+		d = DecisionFailed
+	case OutcomeDone:
+		d = DecisionSkipped
+	default:
+		return "", ""
+	}
+	return md.By, d
 }
 
 // EventKind says what an Event is about. The names follow Laravel's queue events.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 
 	"github.com/laraq/laraq/bus"
@@ -63,6 +64,11 @@ type JobInfo struct {
 	env  *Env  // what the worker running the job gives it; nil in tests (package laraqtest)
 	jobs *Jobs // the registry whose handler runs the job (Go types of classes)
 
+	// decidedBy and decision: the middleware that decided this attempt's outcome and
+	// what it decided, which the worker's events report (see Decide).
+	decidedBy string
+	decision  Decision
+
 	cmd    *phpser.Value
 	cmdErr error
 	cmdSet bool
@@ -81,8 +87,43 @@ type Env struct {
 	Release   Release
 }
 
-// Attach gives a job the Env of the worker running it.
-func Attach(j *JobInfo, env *Env) { j.env = env }
+// Attach gives a job the Env of the worker running it and the registry routing it.
+func Attach(j *JobInfo, env *Env, jobs *Jobs) { j.env, j.jobs = env, jobs }
+
+// Decide records that middleware by decided the attempt's outcome: d; "" for none.
+func Decide(j *JobInfo, by string, d Decision) { j.decidedBy, j.decision = by, d }
+
+// Decided is what Decide recorded for the attempt.
+func Decided(j *JobInfo) (by string, d Decision) {
+	if j == nil {
+		return "", ""
+	}
+	return j.decidedBy, j.decision
+}
+
+// DisplayNameOf is what PHP's middleware name a job by from 12.41: the command's
+// displayName() when its class has that method (has), else its class. A class has it
+// when its Go type implements DisplayNamer; for a class without Go type, when the
+// payload's displayName (what displayName() returned at dispatch) differs from the
+// class — a displayName() returning the class name itself cannot be told apart, and
+// names the job the same either way, except hashed from 12.54.
+func DisplayNameOf(j *JobInfo) (name string, has bool) {
+	if t := j.jobs.typeOf(j.Class); t != nil {
+		if t.Implements(displayNamerType) || reflect.PointerTo(t).Implements(displayNamerType) {
+			if j.Name != "" {
+				return j.Name, true
+			}
+			return j.Class, true
+		}
+		return j.Class, false
+	}
+	if j.Name != "" && j.Name != j.Class {
+		return j.Name, true
+	}
+	return j.Class, false
+}
+
+var displayNamerType = reflect.TypeFor[DisplayNamer]()
 
 // IsObjectJob reports whether the job carries a serialized command (dispatch(new X))
 // rather than being a "Class@method" string job.

@@ -41,6 +41,52 @@ type Jobs struct {
 	// unknownNext are the classes a chain continued into without a Go type, logged once.
 	unknownNext sync.Map
 	traits      map[string]*Traits // what each class's Go type says
+	// middleware are the registrations' own middleware (WithMiddleware), by the class
+	// they were registered under (FallbackClass for the fallback).
+	middleware map[string][]Middleware
+}
+
+// HandleOption configures one registration (Handle, HandleClass, HandleFunc, Fallback).
+type HandleOption func(*handleOptions)
+
+type handleOptions struct {
+	middleware []Middleware
+}
+
+// WithMiddleware runs ms around the handler of this registration, in order, after the
+// worker's middleware and before the command type's own (MiddlewareMethod) and those
+// ->through() put in the payload.
+func WithMiddleware(ms ...Middleware) HandleOption {
+	return func(o *handleOptions) { o.middleware = append(o.middleware, ms...) }
+}
+
+// setOptions records a registration's options under the class it is registered as.
+func (j *Jobs) setOptions(class string, opts []HandleOption) {
+	if len(opts) == 0 {
+		return
+	}
+	var o handleOptions
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
+	for _, m := range o.middleware {
+		if m == nil {
+			panic("laraq: a nil middleware for " + class)
+		}
+	}
+	if len(o.middleware) == 0 {
+		return
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.middleware == nil {
+		j.middleware = map[string][]Middleware{}
+	}
+	if _, dup := j.middleware[class]; !dup { // a second registration panics in add
+		j.middleware[class] = o.middleware
+	}
 }
 
 // NewJobs returns an empty set of handlers.
@@ -58,9 +104,9 @@ func NewJobs() *Jobs {
 //	laraq.Handle(jobs, func(ctx context.Context, job *laraq.Job[SendInvoice]) error {
 //		return billing.Send(ctx, job.Command.InvoiceID)
 //	})
-func Handle[T Command](jobs *Jobs, fn func(ctx context.Context, job *Job[T]) error) {
+func Handle[T Command](jobs *Jobs, fn func(ctx context.Context, job *Job[T]) error, opts ...HandleOption) {
 	var zero T
-	HandleClass(jobs, zero.PHPClass(), fn)
+	HandleClass(jobs, zero.PHPClass(), fn, opts...)
 }
 
 // Declare tells jobs that T stands for the PHP class T.PHPClass() without handling its
@@ -131,13 +177,14 @@ func (j *Jobs) typeOf(class string) reflect.Type {
 // "Class@method", with the command (or a string job's JSON data) decoded into T: for
 // types without a PHPClass method, for string jobs, or T = *phpser.Value for the command
 // as PHP values. A T with a PHPClass method is declared as class's Go type (see Declare).
-func HandleClass[T any](jobs *Jobs, class string, fn func(ctx context.Context, job *Job[T]) error) {
+func HandleClass[T any](jobs *Jobs, class string, fn func(ctx context.Context, job *Job[T]) error, opts ...HandleOption) {
 	if fn == nil {
 		panic("laraq: HandleClass(" + class + ") with a nil function")
 	}
 	at := funcFrame(fn)
 	jobs.declare(class, reflect.TypeFor[T](), false)
 	defer jobs.noteTraits(class, traitsOf[T]())
+	defer jobs.setOptions(class, opts)
 	jobs.add(class, func(ctx context.Context, info *JobInfo) error {
 		info.jobs = jobs
 		job := &Job[T]{JobInfo: info}
@@ -199,11 +246,12 @@ func (j *Jobs) add(class string, h HandlerFunc) {
 
 // HandleFunc registers fn for the jobs of class as they are, without decoding their
 // command: read it with job.Value or job.Bind, or forward job.Raw.
-func (j *Jobs) HandleFunc(class string, fn func(ctx context.Context, job *JobInfo) error) {
+func (j *Jobs) HandleFunc(class string, fn func(ctx context.Context, job *JobInfo) error, opts ...HandleOption) {
 	if fn == nil {
 		panic("laraq: HandleFunc(" + class + ") with a nil function")
 	}
 	at := funcFrame(fn)
+	defer j.setOptions(class, opts)
 	j.add(class, func(ctx context.Context, info *JobInfo) error {
 		info.jobs = j
 		if err := fn(ctx, info); err != nil {
@@ -247,10 +295,11 @@ func (j *Jobs) Alias(oldClass, newClass string) {
 // Fallback handles every job whose class has no handler of its own, the way
 // `laraq work --forward` sends every job to an HTTP service; without one, such jobs follow
 // the worker's Unhandled policy. Exact registrations always win.
-func (j *Jobs) Fallback(fn func(ctx context.Context, job *JobInfo) error) {
+func (j *Jobs) Fallback(fn func(ctx context.Context, job *JobInfo) error, opts ...HandleOption) {
 	if fn == nil {
 		panic("laraq: Fallback with a nil function")
 	}
+	defer j.setOptions(FallbackClass, opts)
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.fallback != nil {
@@ -270,6 +319,23 @@ func Lookup(j *Jobs, class string) (h HandlerFunc, registeredAs string, ok bool)
 	}
 	j.mu.RLock()
 	defer j.mu.RUnlock()
+	return j.lookup(class)
+}
+
+// LookupWithMiddleware is Lookup with the registration's own middleware (WithMiddleware),
+// under one read lock: what a worker asks for every job.
+func LookupWithMiddleware(j *Jobs, class string) (h HandlerFunc, middleware []Middleware, ok bool) {
+	if j == nil {
+		return nil, nil, false
+	}
+	j.mu.RLock()
+	defer j.mu.RUnlock()
+	h, as, ok := j.lookup(class)
+	return h, j.middleware[as], ok
+}
+
+// lookup is Lookup under j.mu.
+func (j *Jobs) lookup(class string) (h HandlerFunc, registeredAs string, ok bool) {
 	for n := 0; n <= maxAliasHops; n++ {
 		if h, ok := j.handlers[class]; ok {
 			return h, class, true
@@ -331,12 +397,15 @@ func (j *Jobs) Run(ctx context.Context, job *JobInfo) (registeredAs string, err 
 }
 
 // Traits is what a registered class's Go type says about the PHP class beyond its
-// properties: ShouldBeUnique, ShouldBeUniqueUntilProcessing, SkipIfBatchCancelled.
+// properties: ShouldBeUnique, ShouldBeUniqueUntilProcessing, SkipIfBatchCancelled, a
+// middleware() method.
 // Decode turns a job's command into a fresh value of the type (a pointer, whose method
 // set holds the methods of both receivers).
 type Traits struct {
 	Unique, UntilProcessing, SkipIfBatchCancelled bool
-	Decode                                        func(*JobInfo) (any, error)
+	// Middleware: the type has a Middleware() method (MiddlewareMethod).
+	Middleware bool
+	Decode     func(*JobInfo) (any, error)
 }
 
 // traitsOf reads the traits of T, whose value or pointer may implement them.
@@ -347,8 +416,9 @@ func traitsOf[T any]() *Traits {
 		Unique:               is(func(v any) bool { _, ok := v.(UniqueJob); return ok }),
 		UntilProcessing:      is(func(v any) bool { _, ok := v.(UniqueUntilProcessing); return ok }),
 		SkipIfBatchCancelled: is(func(v any) bool { _, ok := v.(SkipsCancelledBatch); return ok }),
+		Middleware:           is(func(v any) bool { _, ok := v.(MiddlewareMethod); return ok }),
 	}
-	if !t.Unique && !t.SkipIfBatchCancelled {
+	if !t.Unique && !t.SkipIfBatchCancelled && !t.Middleware {
 		return nil
 	}
 	t.Decode = func(info *JobInfo) (any, error) {

@@ -119,9 +119,66 @@ var errDelete = errors.New("delete the job")
 // ado, like $this->delete(). See OutcomeDelete.
 func Delete() error { return errDelete }
 
+// MiddlewareDecision is a middleware's decision instead of the rest of the pipeline,
+// with the middleware that took it: Err is ReleaseAfter(d), Delete() or Fail(e) — what
+// $job->release(), ->delete() and ->fail() do in a PHP middleware —, or nil for a job
+// the middleware completed without running it (Skip, dontRelease(): CallQueuedHandler
+// completes a job whose middleware returned without calling $next, as if its handler
+// had returned). OutcomeOf classifies it by Err; errors.As finds who decided, for
+// events, logs and metrics.
+type MiddlewareDecision struct {
+	// By names the middleware: Laravel's class name for Laravel's ("WithoutOverlapping",
+	// "RateLimited" ...), the Name() of a middleware that has one, else its Go type.
+	By string
+	// Err is the decision; nil: skipped.
+	Err error
+	// Rethrown says the middleware decided and then let the exception of the rest go
+	// on, as FailOnException fails the job and rethrows: the attempt ends with an
+	// exception (no JobProcessed), the job already failed.
+	Rethrown bool
+}
+
+func (d *MiddlewareDecision) Error() string {
+	switch {
+	case d.Err == nil:
+		return d.By + " skipped the job"
+	case errors.Is(d.Err, errDelete):
+		return d.By + " deleted the job"
+	}
+	var re *ReleaseError
+	if errors.As(d.Err, &re) {
+		return fmt.Sprintf("%s released the job for %s", d.By, re.Delay)
+	}
+	return d.By + " failed the job: " + d.Err.Error()
+}
+
+// Unwrap returns the decision.
+func (d *MiddlewareDecision) Unwrap() error { return d.Err }
+
+// Skipped reports whether err is a middleware's skip (a *MiddlewareDecision without Err)
+// and nothing else: the attempt is done. A skip joined with another error (a lock that
+// could not be released) is that error's outcome.
+func Skipped(err error) (*MiddlewareDecision, bool) {
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if d, ok := e.(*MiddlewareDecision); ok {
+			return d, d.Err == nil
+		}
+	}
+	return nil, false
+}
+
+// IsDecision reports whether err is an outcome decided by the code it comes from rather
+// than an exception: done, released, deleted, failed, a missing model. PHP's middleware
+// see $job->release(), ->delete() and ->fail() return normally from $next, so
+// ThrottlesExceptions counts none of them and FailOnException does not look at them.
+func IsDecision(err error) bool {
+	o, _ := OutcomeOf(err)
+	return o != OutcomeRetry
+}
+
 // OutcomeOf classifies a handler's return value. When one error wraps several
 // decisions, failing wins over deleting, deleting over a missing model, that over
-// releasing.
+// releasing. A middleware's skip (see MiddlewareDecision) is OutcomeDone.
 func OutcomeOf(err error) (Outcome, time.Duration) {
 	if err == nil {
 		return OutcomeDone, 0
@@ -140,6 +197,9 @@ func OutcomeOf(err error) (Outcome, time.Duration) {
 	var re *ReleaseError
 	if errors.As(err, &re) {
 		return OutcomeRelease, re.Delay
+	}
+	if _, skipped := Skipped(err); skipped {
+		return OutcomeDone, 0
 	}
 	return OutcomeRetry, 0
 }
@@ -246,7 +306,8 @@ type Next func(ctx context.Context) error
 
 // Middleware wraps one attempt of a job, as a Laravel job middleware wraps handle(): it
 // calls next to go on, or returns without calling it (ReleaseAfter, Delete, Fail or nil:
-// the job is released, deleted, failed or done as if the handler had returned that).
+// the job is released, deleted, failed or done as if the handler had returned that; a
+// *MiddlewareDecision says which middleware decided).
 type Middleware interface {
 	Handle(ctx context.Context, job *JobInfo, next Next) error
 }

@@ -37,8 +37,7 @@ var LatestRelease = Release{Major: 13, Minor: 26, Patch: 1}
 
 // ParseRelease reads a release such as "8", "8.83", "12.51.0" or "v13.6". A bare major
 // ("12") stands for the newest release of that major. Releases before 5.8 are refused
-// (they have no connection prefix and no notify list); for 5.8–7.x applications laraq
-// writes Laravel 8's shapes, which their workers read.
+// (they have no connection prefix and no notify list).
 func ParseRelease(s string) (Release, error) {
 	t := strings.TrimPrefix(strings.TrimSpace(s), "v")
 	parts := strings.Split(t, ".")
@@ -114,10 +113,16 @@ func (r Release) String() string {
 	return s
 }
 
-// Shape is the payload envelope this release writes: createdAt and the trailing dispatch
-// delay from 12.11, data.batchId from 12.51, deleteWhenMissingModels from 13.0.
+// Shape is the payload envelope this release writes: 5.8–7.x's delay and timeoutAt
+// (uuid and maxExceptions from 7.0), failOnTimeout from 8.43, unescaped unicode from
+// 8.82, createdAt and the trailing dispatch delay from 12.11, data.batchId from 12.51,
+// deleteWhenMissingModels from 13.0.
 func (r Release) Shape() payload.Shape {
 	return payload.Shape{
+		RetryDelay:              !r.AtLeast(8, 0, 0),
+		NoUUID:                  !r.AtLeast(7, 0, 0),
+		NoFailOnTimeout:         !r.AtLeast(8, 43, 0),
+		EscapeUnicode:           !r.AtLeast(8, 82, 0),
 		CreatedAt:               r.AtLeast(12, 11, 0),
 		BatchID:                 r.AtLeast(12, 51, 0),
 		DeleteWhenMissingModels: r.AtLeast(13, 0, 0),
@@ -126,25 +131,47 @@ func (r Release) Shape() payload.Shape {
 
 // QueueableProps returns the properties `use InteractsWithQueue, Queueable;` adds to a job
 // class in this release, in PHP's order, with their defaults:
+//   - 5.8: job, connection, queue, chainConnection, chainQueue, delay, chained [];
+//   - 6.0–7.x: the same with middleware [] before chained;
 //   - 8.0–11.1: job, connection, queue, chainConnection, chainQueue, chainCatchCallbacks,
-//     delay, afterCommit, middleware [], chained [];
+//     delay, afterCommit (8.19+), middleware [], chained [];
 //   - 11.2+: job, connection, queue, delay, afterCommit, middleware, chained,
 //     chainConnection, chainQueue, chainCatchCallbacks;
 //   - 12.27 adds group after queue (renamed messageGroup in 12.28.1), 12.32 deduplicator
 //     after it, 13.6 debounceOwner "" and 13.24 uniqueLockOwner "" after those.
 //
+// InteractsWithQueue's job is protected ("\x00*\x00job") before 7.7, public from 7.7.
 // From 9.x SerializesModels leaves out properties that still hold their default, so a job
 // using it serializes only those that changed.
 func (r Release) QueueableProps() []phpser.Entry {
 	null := phpser.Null
-	p := []phpser.Entry{phpser.PublicProp("job", null()), phpser.PublicProp("connection", null()), phpser.PublicProp("queue", null())}
+	job := phpser.PublicProp("job", null())
+	if !r.AtLeast(7, 7, 0) {
+		job = phpser.ProtectedProp("job", null())
+	}
+	p := []phpser.Entry{job, phpser.PublicProp("connection", null()), phpser.PublicProp("queue", null())}
+	if !r.AtLeast(8, 0, 0) {
+		p = append(p,
+			phpser.PublicProp("chainConnection", null()),
+			phpser.PublicProp("chainQueue", null()),
+			phpser.PublicProp("delay", null()),
+		)
+		if r.AtLeast(6, 0, 0) {
+			p = append(p, phpser.PublicProp("middleware", phpser.NewArray()))
+		}
+		return append(p, phpser.PublicProp("chained", phpser.NewArray()))
+	}
 	if !r.AtLeast(11, 2, 0) {
-		return append(p,
+		p = append(p,
 			phpser.PublicProp("chainConnection", null()),
 			phpser.PublicProp("chainQueue", null()),
 			phpser.PublicProp("chainCatchCallbacks", null()),
 			phpser.PublicProp("delay", null()),
-			phpser.PublicProp("afterCommit", null()),
+		)
+		if r.AtLeast(8, 19, 0) {
+			p = append(p, phpser.PublicProp("afterCommit", null()))
+		}
+		return append(p,
 			phpser.PublicProp("middleware", phpser.NewArray()),
 			phpser.PublicProp("chained", phpser.NewArray()),
 		)

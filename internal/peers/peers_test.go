@@ -57,7 +57,7 @@ func TestPeerRoundTrip(t *testing.T) {
 		php.Run(t, nil, "work.php", "--stop-when-empty", "--sleep=0", "--tries=1")
 		var rows []struct {
 			Keys       []string `json:"keys"`
-			ID         any      `json:"id"` // all() hands the uuid out as the id
+			ID         any      `json:"id"` // all() hands the uuid out as the id (8.x+)
 			Connection string   `json:"connection"`
 			Queue      string   `json:"queue"`
 			Payload    string   `json:"payload_b64"`
@@ -73,12 +73,17 @@ func TestPeerRoundTrip(t *testing.T) {
 		exception, _ := base64.StdEncoding.DecodeString(rows[0].Exception)
 		var env struct{ UUID string }
 		_ = json.Unmarshal([]byte(f.Payload), &env)
-		if string(payload) != f.Payload || rows[0].ID != env.UUID || rows[0].Connection != "redis" || rows[0].Queue != "default" ||
+		var wantID any = env.UUID
+		if !testenv.DatabaseUUIDs.Has(major) {
+			wantID = float64(1) // 5.8-7.x's database provider: the table's own id, no uuid
+		}
+		if string(payload) != f.Payload || rows[0].ID != wantID || rows[0].Connection != "redis" || rows[0].Queue != "default" ||
 			!strings.Contains(string(exception), "RuntimeException: peer boom") {
 			t.Errorf("failed row %+v (payload %.80s, exception %.80s), want the dispatched payload, uuid %s, exception peer boom",
 				rows[0], payload, exception, env.UUID)
 		}
-		// DatabaseUuidFailedJobProvider::all() replaces the id column by the uuid.
+		// DatabaseUuidFailedJobProvider::all() replaces the id column by the uuid; the
+		// legacy table has no uuid column to begin with.
 		wantCols := []string{"id", "connection", "queue", "payload", "exception", "failed_at"}
 		if !slices.Equal(rows[0].Keys, wantCols) {
 			t.Errorf("failed_jobs columns %v, want %v", rows[0].Keys, wantCols)

@@ -63,11 +63,12 @@ type Captured struct {
 }
 
 // CapturePayloads dispatches every shapes.json shape of this major on the real release
-// (one dispatch.php run, clock CaptureNow, uuids and — on 10+ — job ids seeded per major)
+// (one dispatch.php run, clock CaptureNow, uuids (6.x+) and — on 10+ — job ids seeded per major)
 // and, for the shapes marked reserved, reserves each payload again with the release's own
 // pop script (queue_op.php pop-script on a queue of its own). On 10-13 the result is
-// byte-for-byte repeatable except for encrypted commands (a random IV); on 8.83 the job
-// id is random too. NormalizeCapture removes exactly those differences.
+// byte-for-byte repeatable except for encrypted commands (a random IV); before 10 the job
+// id is random too, on 5.8 the uuids as well. NormalizeCapture removes exactly those
+// differences.
 func CapturePayloads(t testing.TB, srv *Redis, major int) []Captured {
 	t.Helper()
 	php := PHPEnv{Major: major, Redis: srv, Prefix: Prefix(t), FailedDB: SQLite(t)}
@@ -118,13 +119,20 @@ var (
 	jsonUUID = regexp.MustCompile(`"uuid":"[0-9a-f-]{36}"`)
 	jsonID   = regexp.MustCompile(`"id":"[A-Za-z0-9]{32}"`)
 	jsonCmd  = regexp.MustCompile(`"command":"(eyJ[A-Za-z0-9+/=\\]*)"`)
+	anyUUID  = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
 )
 
 // NormalizeCapture makes two captures of one shape comparable: an encrypted data.command
-// is replaced by its plaintext (decrypted with CaptureAppKey), and on 8.83, which has no
-// hook to seed them, the envelope's uuid and 32-character job id by placeholders. An
+// is replaced by its plaintext (decrypted with CaptureAppKey); before 10.x, which has no
+// hook to seed Str::random(), the envelope's 32-character job id by a placeholder; on
+// 8.83 the envelope's uuid too (as its committed L8 fixtures were always compared), and
+// on 5.8, which has no Str::createUuidsUsing and no envelope uuid, every uuid wherever it
+// is (a notification's id). An
 // encrypted command that does not decrypt is left as it is, so the comparison fails.
 func NormalizeCapture(major int, b []byte) []byte {
+	if major == 0 {
+		major = 8
+	}
 	b = jsonCmd.ReplaceAllFunc(b, func(m []byte) []byte {
 		enc := jsonCmd.FindSubmatch(m)[1]
 		plain, err := DecryptLaravel(CaptureAppKey, string(bytes.ReplaceAll(enc, []byte(`\/`), []byte("/"))))
@@ -134,9 +142,14 @@ func NormalizeCapture(major int, b []byte) []byte {
 		q, _ := json.Marshal("decrypted:" + plain)
 		return append([]byte(`"command":`), q...)
 	})
-	if major == 0 || major == 8 {
-		b = jsonUUID.ReplaceAll(b, []byte(`"uuid":"<uuid>"`))
+	if major < 10 {
 		b = jsonID.ReplaceAll(b, []byte(`"id":"<id>"`))
+	}
+	switch major {
+	case 8:
+		b = jsonUUID.ReplaceAll(b, []byte(`"uuid":"<uuid>"`))
+	case 5:
+		b = anyUUID.ReplaceAll(b, []byte(`<uuid>`))
 	}
 	return b
 }

@@ -1,6 +1,6 @@
 // Package testenv gives tests the real peers laraq is checked against: a redis-server
 // started on a free loopback port, the Laravel releases of the matrix — Debian's 8.83
-// packages and the shared 10.x-13.x trees — driven through the scripts in testdata/php
+// packages and the shared trees of 5.8, 6.x, 7.x and 9.x-13.x — driven through the scripts in testdata/php
 // (PHPEnv{Major: N}; NeedPeer, ForEachMajor, Majors), payload capture from each release
 // (CapturePayloads), and the rules for when a missing peer is a failure.
 //

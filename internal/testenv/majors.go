@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -13,15 +16,17 @@ import (
 // PeerInfo is what testdata/php/peer_info.php reports after booting one release.
 type PeerInfo struct {
 	Major int    `json:"major"`
-	Tag   string `json:"tag"` // "v8.83" (Debian's packages), "v10.50.3", "v12.67.0", ...
+	Tag   string `json:"tag"` // "v8.83" (Debian's packages), "v5.8.38", "v10.50.3", "v12.67.0", ...
 	PHP   string `json:"php"`
-	// RedisPrefix and CachePrefix are the prefixes booted with LARAQ_REDIS_PREFIX and
-	// LARAQ_CACHE_PREFIX unset: the connection's options.prefix and the cache store's key
-	// prefix as RedisStore keeps it (8.83 and 10 append ':', 11+ do not).
+	// RedisPrefix is the connection's options.prefix as probed: "" (PHPEnv asks for none
+	// when its Prefix is empty). CachePrefix is the cache store's key prefix of the
+	// skeleton (LARAQ_CACHE_PREFIX unset) as RedisStore keeps it (5.8-10 append ':', 11+
+	// do not).
 	RedisPrefix string `json:"redis_prefix"`
 	CachePrefix string `json:"cache_prefix"`
 	// Components says which optional parts the release can queue with the installed
-	// libraries: notifications, mail, broadcasting, context (11+), encrypted, unique, batches.
+	// libraries: notifications, mail, broadcasting, context (11+), encrypted, unique and
+	// batches (8+).
 	Components map[string]bool `json:"components"`
 }
 
@@ -54,7 +59,7 @@ func probePeer(major int, tree string) (PeerInfo, error) {
 	}
 	peerInfoMu.Unlock()
 	p.once.Do(func() {
-		if major != 8 && (major < 10 || major > 13) {
+		if !knownMajor(major) {
 			p.err = fmt.Errorf("no Laravel %d peer: the majors are %v", major, Majors)
 			return
 		}
@@ -62,7 +67,7 @@ func probePeer(major int, tree string) (PeerInfo, error) {
 			p.err = fmt.Errorf("php not in PATH (scripts/install-peers.sh)")
 			return
 		}
-		if major >= 10 {
+		if major != 8 {
 			if _, err := peersDir(); err != nil {
 				p.err = err
 				return
@@ -83,8 +88,8 @@ func probePeer(major int, tree string) (PeerInfo, error) {
 }
 
 // NeedPeer makes sure the Laravel release of this major boots (php, the redis extension,
-// Debian's packages for 8, the unpacked tree and harness for 10-13): a failure in CI, a
-// skip elsewhere.
+// Debian's packages for 8, the unpacked tree and harness for the others): a failure in
+// CI, a skip elsewhere.
 func NeedPeer(t testing.TB, major int) {
 	t.Helper()
 	if _, err := probePeer(major, ""); err != nil {
@@ -141,4 +146,38 @@ func SkeletonRedisPrefix(major int) string {
 		return "laravel-database-"
 	}
 	return "laravel_database_"
+}
+
+// selectMajors is all, or the majors of all that spec names: a comma list of majors and
+// ranges ("8,10-13", "5-7"). A spec that does not parse, or names none of all, keeps
+// every major (a typo must not quietly test less) and says so on stderr.
+func selectMajors(spec string, all []int) []int {
+	spec = strings.TrimSpace(spec)
+	if spec == "" {
+		return all
+	}
+	var out []int
+	for _, part := range strings.Split(spec, ",") {
+		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
+		a, err1 := strconv.Atoi(strings.TrimSpace(lo))
+		b, err2 := a, error(nil)
+		if isRange {
+			b, err2 = strconv.Atoi(strings.TrimSpace(hi))
+		}
+		if err1 != nil || err2 != nil || b < a {
+			fmt.Fprintf(os.Stderr, "testenv: LARAQ_MAJORS=%q: %q is not a major or a range; running every major %v\n", spec, part, all)
+			return all
+		}
+		for _, m := range all {
+			if m >= a && m <= b && !slices.Contains(out, m) {
+				out = append(out, m)
+			}
+		}
+	}
+	if len(out) == 0 {
+		fmt.Fprintf(os.Stderr, "testenv: LARAQ_MAJORS=%q names none of %v; running them all\n", spec, all)
+		return all
+	}
+	slices.Sort(out)
+	return out
 }

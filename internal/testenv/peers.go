@@ -5,13 +5,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 )
 
-// The Laravel 10.x–13.x peers and Horizon live beside the repository, in the shared
+// The Laravel 5.8–7.x and 9.x–13.x peers and Horizon live beside the repository, in the shared
 // directory (../shared from the repository root, or LARAQ_SHARED_DIR): the unmodified
 // src/Illuminate trees of each major as tarballs, the harness that boots them on Debian's
 // PHP 8.2, and laravel/horizon's source. The tests unpack them once into a cache
@@ -19,8 +20,15 @@ import (
 // binary; a file lock keeps parallel binaries from unpacking at the same time.
 
 // Majors are the Laravel majors the interop tests run against: 8 is Debian's
-// php-illuminate-* 8.83 packages, 10–13 the shared peers.
-var Majors = []int{8, 10, 11, 12, 13}
+// php-illuminate-* 8.83 packages, 5 (5.8), 6, 7 and 9–13 the shared peers. LARAQ_MAJORS
+// ("8,10-13") narrows the list for a run (majors.go).
+var Majors = selectMajors(os.Getenv("LARAQ_MAJORS"), []int{5, 6, 7, 8, 9, 10, 11, 12, 13})
+
+// treeMajors are the majors of the shared peers' trees (laravel-<major>/).
+var treeMajors = []int{5, 6, 7, 9, 10, 11, 12, 13}
+
+// knownMajor reports whether a peer of this major exists: 8 (Debian's) or a tree's.
+func knownMajor(major int) bool { return major == 8 || slices.Contains(treeMajors, major) }
 
 // SharedDir returns the shared directory holding peers/laravel and peers/horizon.
 func SharedDir() string {
@@ -42,7 +50,7 @@ var (
 	unpackErr  error
 )
 
-// PeersDir returns the directory the Laravel trees (laravel-10/ … laravel-13.4/) and
+// PeersDir returns the directory the Laravel trees (laravel-5/ … laravel-13.4/) and
 // Horizon (horizon/) are unpacked in, unpacking them on first use: a failure in CI, a
 // skip elsewhere.
 func PeersDir(t testing.TB) string {

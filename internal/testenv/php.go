@@ -46,8 +46,9 @@ func NeedPHP(t testing.TB) {
 // Call NeedPeer(t, major) first (ForEachMajor does), so that a major that cannot boot is a
 // failure in CI and a skip elsewhere rather than a PHP error.
 type PHPEnv struct {
-	// Major is the Laravel major: 0 or 8 for Debian's 8.83 packages, 10, 11, 12 or 13 for the
-	// shared peers (10.50.3, 11.56.0, 12.67.0, 13.26.1).
+	// Major is the Laravel major: 0 or 8 for Debian's 8.83 packages, 5, 6, 7, 9, 10, 11, 12
+	// or 13 for the shared peers (5.8.38, 6.20.44, 7.30.7, 9.52.22, 10.50.3, 11.56.0,
+	// 12.67.0, 13.26.1).
 	Major int
 	// Tree picks another unpacked tree of that major: "13.4" boots 13.4.0 (LARAQ_PEER_TREE).
 	Tree         string
@@ -72,7 +73,7 @@ func (e PHPEnv) Environ() []string {
 	// Always set, so that a value inherited from the caller's shell never picks the release.
 	set("LARAQ_PEER_MAJOR", strconv.Itoa(e.major()))
 	set("LARAQ_PEER_TREE", e.Tree)
-	if e.major() >= 10 {
+	if e.major() != 8 {
 		dir, _ := peersDir() // NeedPeer reports the error; bootstrap_peer.php names what is missing
 		set("LARAQ_PEERS_DIR", dir)
 		set("LARAQ_PEER_HARNESS", filepath.Join(LaravelPeerDir(), "harness"))

@@ -39,7 +39,8 @@ type deleteReq struct {
 	hz      *horizon.Job // Horizon's records of the deletion, nil for none
 	deleted bool
 	err     error
-	done    chan struct{}
+	done    chan struct{}  // closed when sent, for a request that has one (records)
+	wait    sync.WaitGroup // done when sent, for a job's deletion (no allocation per job)
 
 	// A request without deletion: Horizon records sent in the order of the requests
 	// (see acks.record). release is called once they were sent.
@@ -52,28 +53,32 @@ type deleteReq struct {
 func newAcks(r *rdb.RDB, hz *horizon.Recorder) *acks { return &acks{rdb: r, hz: hz} }
 
 // delete removes one finished job's reserved copy and reports whether it was still there.
-// hz, when not nil, are the job's Horizon records, sent in the same round trip.
-func (a *acks) delete(ctx context.Context, queue string, reserved []byte, hz *horizon.Job) (bool, error) {
+// r names the job (its queue and exact reserved bytes) and, in hz, its Horizon records,
+// sent in the same round trip; the caller owns r, one per attempt, so that a deletion
+// allocates nothing.
+func (a *acks) delete(ctx context.Context, r *deleteReq) (bool, error) {
 	b := a.batcher.Load()
 	if b == nil {
-		return a.deleteOne(ctx, queue, reserved, hz)
+		return a.deleteOne(ctx, r.job.Queue, r.job.Reserved, r.hz)
 	}
 	b.mu.RLock()
 	if b.closed {
 		b.mu.RUnlock()
-		return a.deleteOne(ctx, queue, reserved, hz)
+		return a.deleteOne(ctx, r.job.Queue, r.job.Reserved, r.hz)
 	}
 	b.inflight.Add(1)
 	b.mu.RUnlock()
 	defer b.inflight.Done()
 
-	r := &deleteReq{job: rdb.Finished{Queue: queue, Reserved: reserved}, hz: hz, done: make(chan struct{})}
+	r.deleted, r.err = false, nil
+	r.wait.Add(1)
 	select {
 	case b.reqs <- r:
 	case <-ctx.Done():
+		r.wait.Done()
 		return false, ctx.Err()
 	}
-	<-r.done
+	r.wait.Wait()
 	return r.deleted, r.err
 }
 
@@ -104,6 +109,8 @@ func (a *acks) start(ctx context.Context) (stop func()) {
 				for _, r := range batch {
 					if r.done != nil {
 						close(r.done)
+					} else if r.record == nil {
+						r.wait.Done()
 					}
 					if r.release != nil {
 						r.release()

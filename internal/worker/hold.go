@@ -21,7 +21,8 @@ import (
 // minReservationHeartbeat bounds the default interval for very short retry_after values.
 const minReservationHeartbeat = 100 * time.Millisecond
 
-// holder keeps the reservations of running jobs alive.
+// holder keeps a job's reservation alive while a step that must finish before the job
+// may leave Redis runs (the watch does it for running handlers).
 type holder struct{ base }
 
 // interval is the heartbeat's interval while a handler runs, 0 when it is off.
@@ -33,16 +34,6 @@ func (h *holder) interval() time.Duration {
 		return d
 	}
 	return max(h.reservation()/3, minReservationHeartbeat)
-}
-
-// whileRunning starts the heartbeat of a's running handler; stop ends it and waits for
-// it, so that whatever comes next (delete, release, fail) runs with no heartbeat left.
-func (h *holder) whileRunning(ctx context.Context, a *attempt) (stop func()) {
-	every := h.interval()
-	if every <= 0 {
-		return func() {}
-	}
-	return h.keepReserved(ctx, a, every)
 }
 
 // during runs fn while keeping a's reservation from expiring (every third of

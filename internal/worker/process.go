@@ -72,7 +72,7 @@ func (p *processor) process(r *run, a *attempt, env *payload.Envelope, err error
 		p.settler.alreadyFailed(r, a, row)
 		return false
 	}
-	h, _, ok := job.Lookup(p.jobs, a.job.Class)
+	h, registered, ok := job.LookupWithMiddleware(p.jobs, a.job.Class)
 	if !ok {
 		p.settler.unhandled(r, a)
 		return false
@@ -93,12 +93,13 @@ func (p *processor) process(r *run, a *attempt, env *payload.Envelope, err error
 		p.settler.superseded(r, a)
 		return false
 	}
-	return p.runner.run(r, a, h)
+	return p.runner.run(r, a, h, registered)
 }
 
 // jobInfo is the JobInfo of a parsed attempt: what Laravel's RedisJob offers.
 func (p *processor) jobInfo(a *attempt, env *payload.Envelope) *job.JobInfo {
-	info := &job.JobInfo{
+	info := &a.info
+	*info = job.JobInfo{
 		ID:         env.ID,
 		UUID:       env.UUID,
 		Attempt:    int(env.Attempts) + 1,
@@ -113,7 +114,7 @@ func (p *processor) jobInfo(a *attempt, env *payload.Envelope) *job.JobInfo {
 	if b := env.BatchID; b != nil {
 		info.BatchID = *b
 	}
-	job.Attach(info, p.env)
+	job.Attach(info, p.env, p.jobs)
 	return info
 }
 

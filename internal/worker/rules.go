@@ -93,11 +93,16 @@ func isIntLiteral(raw []byte) bool {
 	return true
 }
 
-// willExceed is markJobAsFailedIfWillExceedMaxAttempts' condition (note >=).
+// willExceed is markJobAsFailedIfWillExceedMaxAttempts' condition (note >=). From 8.15 a
+// retryUntil replaces the tries check; before, both apply (an expiry ahead does not
+// spare the last try).
 func (l rules) willExceed(a *attempt) bool {
 	until := l.retryUntil(a.job.Payload)
-	if until != 0 {
-		return until <= l.cfg.Now().Unix()
+	if until != 0 && until <= l.cfg.Now().Unix() {
+		return true
+	}
+	if until != 0 && l.cfg.Release.AtLeast(8, 15, 0) {
+		return false
 	}
 	maxTries := l.maxTries(a)
 	return maxTries > 0 && int64(a.job.Attempt) >= maxTries

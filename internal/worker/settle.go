@@ -37,6 +37,9 @@ type settler struct {
 // CallQueuedHandler and Worker::process do: acknowledge, release or fail, then the event.
 func (s *settler) applyOutcome(r *run, a *attempt, err error, runtime, timeout time.Duration, timedOut bool) {
 	outcome, delay := job.OutcomeOf(err)
+	if by, d := job.DecisionOf(err); by != "" {
+		s.decided(a, by, d, delay)
+	}
 	switch {
 	case timedOut && outcome == job.OutcomeRetry:
 		s.timedOut(r, a, timeout, runtime)
@@ -79,7 +82,13 @@ func (s *settler) applyOutcome(r *run, a *attempt, err error, runtime, timeout t
 	case job.OutcomeFail:
 		s.fail(r, a, err, runtime)
 		var de *job.DecodeError
-		if !errors.As(err, &de) {
+		var md *job.MiddlewareDecision
+		switch {
+		case errors.As(err, &md) && md.Rethrown:
+			// FailOnException fails the job, then rethrows: Worker::handleJobException
+			// sees a failed job, so it only fires JobExceptionOccurred.
+			s.emit(job.Event{Kind: job.EventException, Queue: a.queue, Job: a.job, Err: err, Runtime: runtime})
+		case !errors.As(err, &de):
 			// $this->fail() inside handle() returns normally, so PHP's worker fires
 			// JobProcessed after JobFailed. A command PHP cannot unserialize throws instead.
 			s.emit(job.Event{Kind: job.EventProcessed, Queue: a.queue, Job: a.job, Runtime: runtime})
@@ -87,6 +96,26 @@ func (s *settler) applyOutcome(r *run, a *attempt, err error, runtime, timeout t
 	default:
 		s.handleException(r, a, err, runtime)
 	}
+}
+
+// decided records the middleware that decided the attempt's outcome, for its events. Its
+// own function: the log call's arguments stay out of applyOutcome's frame, which every
+// job's stack holds.
+func (s *settler) decided(a *attempt, by string, d job.Decision, delay time.Duration) {
+	job.Decide(a.job, by, d)
+	s.log.Debug("job middleware decided", "middleware", by, "decision", d, "job", a.job.Name, "id", a.job.ID, "delay", delay)
+}
+
+// middlewareDecided says a middleware decided the attempt's outcome.
+func middlewareDecided(a *attempt) bool {
+	by, _ := job.Decided(a.job)
+	return by != ""
+}
+
+// failedByMiddleware logs a failure a middleware decided.
+func (s *settler) failedByMiddleware(a *attempt, cause error) {
+	by, _ := job.Decided(a.job)
+	s.log.Warn("job failed by middleware", "queue", a.queue, "id", a.id(), "middleware", by, "err", cause)
 }
 
 // handleException is Worker::handleJobException: fail the job when this was its last
@@ -114,7 +143,9 @@ func (s *settler) timedOut(r *run, a *attempt, timeout, runtime time.Duration) {
 	if s.rules.willExceed(a) {
 		s.fail(r, a, e, runtime)
 	}
-	s.countException(r, a, e, runtime)
+	if s.cfg.Release.AtLeast(8, 0, 0) { // 7.x counts only thrown exceptions towards maxExceptions
+		s.countException(r, a, e, runtime)
+	}
 	if a.job.Payload.FailOnTimeout {
 		s.fail(r, a, e, runtime)
 	}
@@ -164,7 +195,9 @@ func (s *settler) deleteReserved(r *run, a *attempt) {
 	a.deleted = true
 	var deleted bool
 	lost, err := s.retry(r.ackCtx, a, "deleting a finished job", func(ctx context.Context) (err error) {
-		deleted, err = s.acks.delete(ctx, a.queue, a.popped.Reserved, a.hz)
+		a.ack.job = rdb.Finished{Queue: a.queue, Reserved: a.popped.Reserved}
+		a.ack.hz = a.hz
+		deleted, err = s.acks.delete(ctx, &a.ack)
 		return err
 	})
 	switch {
@@ -268,6 +301,8 @@ func (s *settler) fail(r *run, a *attempt, cause error, runtime time.Duration) {
 		s.log.Error("job failed and no failed-job store is configured; the job is only in this log now",
 			"queue", a.queue, "id", a.id(), "err", cause,
 			"payload_base64", base64.StdEncoding.EncodeToString(a.popped.Job))
+	case middlewareDecided(a):
+		s.failedByMiddleware(a, cause)
 	default:
 		s.log.Warn("job failed", "queue", a.queue, "id", a.id(), "err", cause)
 	}

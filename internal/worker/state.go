@@ -16,6 +16,7 @@ import (
 	"github.com/laraq/laraq/internal/horizon"
 	"github.com/laraq/laraq/internal/job"
 	"github.com/laraq/laraq/internal/rdb"
+	"github.com/laraq/laraq/middleware"
 	"github.com/laraq/laraq/phpclass"
 )
 
@@ -81,6 +82,15 @@ type Config struct {
 	// Classes are the job classes' facts (WorkerConfig.Classes): what the unique feature
 	// knows of a class no Go type stands for. nil: none.
 	Classes *phpclass.Manifest
+
+	// Laravel's job middleware: the environment the worker's handlers run under (the
+	// stores, Redis, named limiters), the middleware given to classes by name (PHP's
+	// middleware() of a class without Go type), the decoders of the middleware objects
+	// ->through() put in payloads, and the clients whose middleware scripts Run loads.
+	MiddlewareEnv   *middleware.Env
+	ClassMiddleware map[string][]job.Middleware
+	ThroughDecoders middleware.Decoders
+	MiddlewareRedis []redis.UniversalClient
 }
 
 // Unhandled is what a worker does with a job whose class has no handler
@@ -174,6 +184,7 @@ type attempt struct {
 	// The command decoded into its registered Go type (for UniqueJob and friends), once:
 	// see command.
 	cmd     any
+	cmdErr  error // why the command did not decode into its Go type
 	traits  *job.Traits
 	decoded bool
 	// uniqueReleased: the unique lock was released (or will not be by this attempt).
@@ -183,6 +194,19 @@ type attempt struct {
 	// see expiry): until then no worker may migrate the job back, and acknowledgements
 	// are worth retrying. Atomic: a hold extends it while the job's goroutine reads it.
 	expires atomic.Int64
+
+	info job.JobInfo // what job points at once the payload is parsed: one allocation for both
+	ack  deleteReq   // the deletion the acknowledgement batcher sends (acks.go)
+
+	// While the handler runs (watch.go): its context, its timeout, and the watch's
+	// bookkeeping, guarded by the watch's lock.
+	hctx      handlerCtx
+	state     atomic.Int32 // running, returned or abandoned (see watch)
+	timeout   time.Duration
+	started   time.Time
+	abandonAt time.Time // the handler's context ended: its job is taken over then
+	nextBeat  time.Time // the reservation's next extension; zero: none
+	beating   bool      // an extension is under way
 }
 
 // expiry is when a's reservation ends at the earliest, as far as this worker knows.
@@ -217,6 +241,8 @@ func (b *base) emit(e job.Event) {
 	if e.Connection == "" {
 		e.Connection = b.cfg.Connection
 	}
+	// Every event of an attempt whose outcome a middleware decided names it.
+	e.Middleware, e.Decision = job.Decided(e.Job)
 	b.cfg.OnEvent(e)
 }
 
@@ -276,7 +302,7 @@ func (a *attempt) command(jobs *job.Jobs) (any, *job.Traits) {
 			return nil, nil
 		}
 		if a.traits = job.TraitsOf(jobs, a.job.Class); a.traits != nil {
-			a.cmd, _ = a.traits.Decode(a.job)
+			a.cmd, a.cmdErr = a.traits.Decode(a.job)
 		}
 	}
 	if a.cmd == nil {

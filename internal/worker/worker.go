@@ -12,6 +12,7 @@ import (
 	"github.com/laraq/laraq/internal/horizon"
 	"github.com/laraq/laraq/internal/job"
 	"github.com/laraq/laraq/internal/rdb"
+	"github.com/laraq/laraq/middleware"
 )
 
 // errRunning is returned by a second concurrent Run.
@@ -25,6 +26,7 @@ type Worker struct {
 	base
 	fetcher    *fetcher
 	acks       *acks
+	watch      *watch
 	supervisor *horizon.Supervisor // nil: not listed in Horizon's dashboard
 	running    atomic.Bool
 	wake       chan struct{} // Resume nudges a sleeping loop
@@ -33,6 +35,9 @@ type Worker struct {
 
 // New builds a worker running jobs' handlers on cfg, whose defaults are applied.
 func New(cfg *Config, jobs *job.Jobs) (*Worker, error) {
+	if cfg.ThroughDecoders == nil {
+		cfg.ThroughDecoders = middleware.LaravelDecoders()
+	}
 	b := base{cfg: cfg, log: cfg.Logger}
 	w := &Worker{base: b, wake: make(chan struct{}, 1)}
 	w.acks = newAcks(cfg.RDB, cfg.Horizon)
@@ -42,8 +47,10 @@ func New(cfg *Config, jobs *job.Jobs) (*Worker, error) {
 	batches := &batches{base: b, jobs: jobs}
 	settler := &settler{base: b, rules: rules{cfg}, acks: w.acks, books: books, holder: holder, uniques: uniques,
 		chains: &chains{base: b, jobs: jobs}, batches: batches, models: &models{base: b, jobs: jobs}}
-	runner := &runner{base: b, settler: settler, holder: holder, uniques: uniques, batches: batches, abandoned: &w.abandoned,
+	runner := &runner{base: b, jobs: jobs, settler: settler, watch: newWatch(b, settler, &w.abandoned, holder.interval()),
+		uniques: uniques, batches: batches, abandoned: &w.abandoned,
 		props: &properties{base: b, jobs: jobs}}
+	w.watch = runner.watch
 	processor := &processor{base: b, jobs: jobs, rules: rules{cfg}, books: books, runner: runner, settler: settler,
 		debouncer: &debouncer{base: b, jobs: jobs},
 		env:       &job.Env{Encrypter: cfg.Encrypter, Batches: cfg.Batches, Release: cfg.JobRelease}}
@@ -87,7 +94,8 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	defer w.running.Store(false)
 
-	hardCtx, hardCancel := context.WithCancel(context.WithoutCancel(ctx))
+	// The handlers' parent context carries the middleware's environment, once per Run.
+	hardCtx, hardCancel := context.WithCancel(middleware.WithEnv(context.WithoutCancel(ctx), w.cfg.MiddlewareEnv))
 	defer hardCancel()
 	ackCtx, ackCancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer ackCancel()
@@ -106,6 +114,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		migratedAt: map[string]time.Time{}, refusals: refusals{skipped: map[string]*skippedQueue{}}}
 	stopAcks := w.acks.start(r.ackCtx)
 	defer stopAcks()
+	defer w.watch.start(r)()
 	defer w.startHorizon(l)()
 	if !w.cfg.CacheDisabled {
 		// The value at start is the reference; a read error leaves "unknown", and the
@@ -119,6 +128,7 @@ func (w *Worker) Run(ctx context.Context) error {
 			l.restart = -1
 		}
 	}
+	w.loadMiddlewareScripts(ctx)
 	w.logStart()
 
 	reason := w.fetcher.loop(l)
@@ -177,6 +187,19 @@ wait:
 	}
 	w.log.Info("worker stopped", "reason", stopReason(reason))
 	return reason
+}
+
+// loadMiddlewareScripts sends the job middleware's scripts (the cache store's add, the
+// lock release, the DurationLimiter's) to their servers, so that no middleware's first
+// call pays a NOSCRIPT round trip more than PHP's. A failure is only logged: each call
+// loads its script by itself when missing.
+func (w *Worker) loadMiddlewareScripts(ctx context.Context) {
+	for _, c := range w.cfg.MiddlewareRedis {
+		if err := rdb.LoadMiddlewareScripts(ctx, c); err != nil {
+			w.log.Warn("loading the job middleware's scripts", "err", err)
+			return
+		}
+	}
 }
 
 func stopReason(err error) string {

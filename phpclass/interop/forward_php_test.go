@@ -43,6 +43,7 @@ type forwardBody struct {
 func TestForwardReleasesUniqueLocks(t *testing.T) {
 	srv := testenv.RedisServer(t)
 	testenv.ForEachMajor(t, func(t *testing.T, major int) {
+		testenv.Since(t, major, testenv.Unique) // ShouldBeUnique classes: 8.x
 		release := releaseOf(t, major)
 		manifest := manifestFile(t, major, `App\Jobs\Classes\UniquePropJob`, `App\Jobs\Classes\UniqueMethodJob`)
 		var mu sync.Mutex

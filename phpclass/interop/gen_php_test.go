@@ -166,6 +166,7 @@ func main() {
 func TestGeneratedTypesSpeakForTheClasses(t *testing.T) {
 	srv := testenv.RedisServer(t)
 	testenv.ForEachMajor(t, func(t *testing.T, major int) {
+		testenv.Since(t, major, testenv.ClassSamples)
 		ctx := context.Background()
 		peer := testenv.Peer(t, major)
 		release := releaseOf(t, major)

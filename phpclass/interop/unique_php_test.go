@@ -93,6 +93,7 @@ func maskOwner(raw string) string { return ownerRE.ReplaceAllString(raw, "${1}xx
 func TestDispatchClassesTakesUniqueLocks(t *testing.T) {
 	srv := testenv.RedisServer(t)
 	testenv.ForEachMajor(t, func(t *testing.T, major int) {
+		testenv.Since(t, major, testenv.Unique) // ShouldBeUnique classes: 8.x
 		ctx := context.Background()
 		release := releaseOf(t, major)
 		uniques := uniqueSamples(t)

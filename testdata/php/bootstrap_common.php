@@ -1,6 +1,6 @@
 <?php
 // What bootstrap.php gives every script on every major, after bootstrap_l8.php (Debian's
-// 8.83) or bootstrap_peer.php (the 10-13 harness) has defined laraq_boot() and laraq_env().
+// 8.83) or bootstrap_peer.php (the 5.8-13 harness) has defined laraq_boot() and laraq_env().
 
 use Illuminate\Container\Container;
 
@@ -36,14 +36,24 @@ function laraq_db_config(string $spec): array
 }
 
 /**
- * The database failed-job provider (`database-uuids`, table LARAQ_FAILED_TABLE) and the
- * batch repository (table job_batches) on connection "default" of the bound 'db' manager,
- * as QueueServiceProvider and BusServiceProvider register them.
+ * The database failed-job provider of the skeleton's driver (table LARAQ_FAILED_TABLE) and
+ * the batch repository (table job_batches) on connection "default" of the bound 'db'
+ * manager, as QueueServiceProvider and BusServiceProvider register them: `database-uuids`
+ * from 8.x; before, the skeletons' `database` driver (5.8 has no driver key: a table is
+ * enough), whose DatabaseFailedJobProvider is the only database provider there is, and
+ * no batches (Bus::batch is 8.x).
  */
 function laraq_bind_failer_and_batches(Container $app): void
 {
+    $table = laraq_env('LARAQ_FAILED_TABLE', 'failed_jobs');
+    if (! class_exists(\Illuminate\Queue\Failed\DatabaseUuidFailedJobProvider::class)) {
+        $failer = new \Illuminate\Queue\Failed\DatabaseFailedJobProvider($app['db'], 'default', $table);
+        $app->instance('queue.failer', $failer);
+        $app->instance(\Illuminate\Queue\Failed\FailedJobProviderInterface::class, $failer);
+        return;
+    }
     $failer = new \Illuminate\Queue\Failed\DatabaseUuidFailedJobProvider(
-        $app['db'], 'default', laraq_env('LARAQ_FAILED_TABLE', 'failed_jobs'));
+        $app['db'], 'default', $table);
     $app->instance('queue.failer', $failer);
     $app->instance(\Illuminate\Queue\Failed\FailedJobProviderInterface::class, $failer);
     $app->singleton(\Illuminate\Bus\DatabaseBatchRepository::class, fn ($app) => new \Illuminate\Bus\DatabaseBatchRepository(
@@ -75,7 +85,8 @@ function laraq_batches_migrate(): void
 /**
  * The services of optional components, where the release has them: the notification
  * channel manager (NotificationServiceProvider) and, on 8.83, the broadcast manager with
- * the skeleton's 'null' connection (the 10-13 harness binds it itself).
+ * the skeleton's 'null' connection (the shared harness binds it itself), and the default
+ * broadcaster connection.
  */
 function laraq_bind_optional_services(Container $app): void
 {
@@ -88,6 +99,12 @@ function laraq_bind_optional_services(Container $app): void
         $broadcast = new \Illuminate\Broadcasting\BroadcastManager($app);
         $app->instance(\Illuminate\Broadcasting\BroadcastManager::class, $broadcast);
         $app->instance(\Illuminate\Contracts\Broadcasting\Factory::class, $broadcast);
+    }
+    if (class_exists(\Illuminate\Broadcasting\BroadcastManager::class) && ! $app->bound(\Illuminate\Contracts\Broadcasting\Broadcaster::class)) {
+        // BroadcastServiceProvider's default connection binding, which 5.8-7.x's
+        // BroadcastEvent::handle() asks for (8.x+ takes the factory).
+        $app->singleton(\Illuminate\Contracts\Broadcasting\Broadcaster::class,
+            fn ($app) => $app->make(\Illuminate\Broadcasting\BroadcastManager::class)->connection());
     }
 }
 
@@ -121,4 +138,30 @@ function laraq_use_database_cache_store(Container $app, string $spec): void
 function laraq_redis_prefix(): string
 {
     return (string) app('config')->get('database.redis.options.prefix', '');
+}
+
+/**
+ * The Redis connection of a RedisQueue (RedisQueue::getConnection(), public from 6.x;
+ * 5.8 keeps it protected).
+ */
+function laraq_queue_redis(\Illuminate\Queue\RedisQueue $queue)
+{
+    $m = new ReflectionMethod($queue, 'getConnection');
+    $m->setAccessible(true);
+    return $m->invoke($queue);
+}
+
+/**
+ * Evaluates a PHP expression with Laravel's job middleware classes and Limit imported:
+ * "[(new WithoutOverlapping('k'))->releaseAfter(5)]" (middleware_op.php, dispatch.php's
+ * "through", jobs_middleware.php).
+ */
+function laraq_middleware_expr(string $expr)
+{
+    $uses = 'use Illuminate\Queue\Middleware\WithoutOverlapping; use Illuminate\Queue\Middleware\RateLimited;'
+        . 'use Illuminate\Queue\Middleware\RateLimitedWithRedis; use Illuminate\Queue\Middleware\ThrottlesExceptions;'
+        . 'use Illuminate\Queue\Middleware\ThrottlesExceptionsWithRedis; use Illuminate\Queue\Middleware\Skip;'
+        . 'use Illuminate\Queue\Middleware\SkipIfBatchCancelled; use Illuminate\Queue\Middleware\FailOnException;'
+        . 'use Illuminate\Queue\Middleware\Release; use Illuminate\Cache\RateLimiting\Limit;';
+    return eval($uses . ' return ' . $expr . ';');
 }

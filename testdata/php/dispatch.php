@@ -1,15 +1,15 @@
 <?php
 // Dispatches jobs through the real Bus dispatcher and RedisQueue of the release bootstrap.php
-// boots (Debian's 8.83, or 10-13 with LARAQ_PEER_MAJOR; connection "redis", LARAQ_*
+// boots (Debian's 8.83, or 5.8-13 with LARAQ_PEER_MAJOR; connection "redis", LARAQ_*
 // environment variables) and prints what was queued.
 //
 // usage: php dispatch.php [--now=UNIX] [--seed=S] < requests.jsonl
 //   --now  freezes Carbon's clock (Carbon::setTestNow), so the :delayed score, createdAt
 //          (12.11+) and retryUntil() dates are exact.
-//   --seed makes Str::uuid() (job uuids, batch ids, notification ids) and, on 10+,
-//          Str::random() (RedisQueue's job id) a fixed sequence derived from S, so that
-//          a capture is byte-for-byte repeatable. 8.83 has no random-string hook: its ids
-//          stay random.
+//   --seed makes Str::uuid() (job uuids, batch ids, notification ids; 6.x+) and, on
+//          10+, Str::random() (RedisQueue's job id) a fixed sequence derived from S, so
+//          that a capture is byte-for-byte repeatable. Before 10 there is no random-string
+//          hook (5.8 has no uuid hook either): those ids stay random.
 //
 // stdin: one JSON object per line, one of
 //   object job:  {"class": FQCN, "props": {...}, "queue": ?, "delay": ?, "connection": ?,
@@ -28,6 +28,8 @@
 //                {"@models": C, "ids": [...]} (an Eloquent collection, C::findMany).
 //                With "args": [...] or {"name": ...} instead of props, the constructor is
 //                called with them (same value forms), as `new Job(...)` in an app.
+//                "through": a PHP expression giving job middleware (laraq_middleware_expr:
+//                "[(new WithoutOverlapping('k'))->releaseAfter(7)]") → through().
 //                Then queue → onQueue(), delay (seconds) → delay(), connection → onConnection(),
 //                chain → chain() of the built jobs, chain_queue → allOnQueue(),
 //                chain_connection → allOnConnection(), and Bus\Dispatcher::dispatchToQueue()
@@ -142,11 +144,14 @@ function laraq_readable_ser($node, string $path): string
     return 'O:' . strlen($class) . ':"' . $class . '":' . count($node) . ':{' . $body . '}';
 }
 
-/** Fixed sequences for Str::uuid() and (10+) Str::random(), derived from the seed. */
+/**
+ * Fixed sequences for Str::uuid() (6.x+; 5.8 has no hook, and no uuid in its payloads)
+ * and (10+) Str::random(), derived from the seed.
+ */
 function laraq_seed_randomness(string $seed): void
 {
     $n = 0;
-    Str::createUuidsUsing(function () use ($seed, &$n) {
+    method_exists(Str::class, 'createUuidsUsing') && Str::createUuidsUsing(function () use ($seed, &$n) {
         $h = md5("$seed:uuid:" . $n++);
         // A valid version-4 UUID, as Uuid::uuid4() would give.
         $h[12] = '4';
@@ -240,6 +245,9 @@ function laraq_make_job(array $spec): object
         $prop->setAccessible(true);
         $prop->setValue($job, $value);
     }
+    if (isset($spec['through'])) {
+        $job->through(laraq_middleware_expr($spec['through']));
+    }
     if (isset($spec['connection'])) {
         $job->onConnection($spec['connection']);
     }
@@ -276,7 +284,7 @@ function laraq_queue_key(string $queue): string
 /** The contents of queues:Q and queues:Q:delayed (with scores) of each queue. */
 function laraq_snapshot(array $queues): array
 {
-    $conn = app('queue')->connection('redis')->getConnection();
+    $conn = laraq_queue_redis(app('queue')->connection('redis'));
     $out = [];
     foreach (array_unique($queues) as $q) {
         $key = laraq_queue_key($q);
@@ -349,7 +357,7 @@ function laraq_pending_dispatch(object $job): void
 /** Finds the payload with this id (or these exact bytes) in queues:NAME or its :delayed set. */
 function laraq_read_back(string $queue, $id, ?string $raw): array
 {
-    $conn = app('queue')->connection('redis')->getConnection();
+    $conn = laraq_queue_redis(app('queue')->connection('redis'));
     $key = laraq_queue_key($queue);
     $match = function ($p) use ($id, $raw) {
         if ($raw !== null) {

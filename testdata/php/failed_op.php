@@ -1,10 +1,11 @@
 <?php
-// Drives the failed-job provider and queue commands of the release bootstrap.php boots against the database in
+// Drives the failed-job provider and queue commands of the release bootstrap.php boots (5.8-13) against the database in
 // LARAQ_FAILED_DB, so the Go tests can check both directions: rows Go wrote, read by PHP,
 // and rows PHP wrote, read by Go.
 //
 //   php failed_op.php migrate              create the table with the release's own queue:failed-table
-//                                          stub (13.9+: string connection/queue and an index)
+//                                          stub (13.9+: string connection/queue and an index; no
+//                                          uuid before 8.x)
 //   php failed_op.php list                 provider->all() as JSON
 //   php failed_op.php find ID              provider->find(ID) as JSON (null when absent)
 //   php failed_op.php forget ID            {"deleted": bool}
@@ -16,7 +17,7 @@
 //                                          queue:flush; ARGS as JSON object of console input
 //
 // LARAQ_FAILED_DRIVER=database selects the legacy DatabaseFailedJobProvider (integer ids,
-// table without uuid). Row fields that are bytes (payload, exception) are base64 in the output.
+// table without uuid), the only database provider of 5.8-7.x. Row fields that are bytes (payload, exception) are base64 in the output.
 require __DIR__ . '/bootstrap.php';
 
 use Illuminate\Database\Schema\Blueprint;
@@ -25,8 +26,8 @@ use Illuminate\Support\Carbon;
 use Symfony\Component\Console\Input\ArrayInput;
 use Symfony\Component\Console\Output\BufferedOutput;
 
-if (LARAQ_PEER_MAJOR < 10) {
-    require_once 'Illuminate/Console/autoload.php'; // the 10-13 trees autoload their own
+if (LARAQ_PEER_MAJOR === 8) {
+    require_once 'Illuminate/Console/autoload.php'; // the shared trees autoload their own
 }
 
 $app = laraq_boot();
@@ -95,10 +96,10 @@ function laraq_call($object, string $method, ...$args)
 }
 
 /**
- * What RetryCommand::handle() does (10.x-13.x), without its console output: the ids from
+ * What RetryCommand::handle() does (9.x-13.x), without its console output: the ids from
  * the command's own getJobIds() (id, all, --queue, --range), then for each found record
  * JobRetryRequested, the command's own retryJob() and forget. Only queue:retry is needed
- * on 10+.
+ * on 9+.
  */
 function laraq_artisan_without_console($app, $command, string $name, array $args): array
 {
@@ -124,8 +125,9 @@ function laraq_artisan_without_console($app, $command, string $name, array $args
 $op = $argv[1] ?? '';
 switch ($op) {
     case 'migrate':
-        if ($legacy) {
-            // The columns of the 5.5–7.x stub (no release of the matrix ships it).
+        if ($legacy && class_exists(\Illuminate\Queue\Failed\DatabaseUuidFailedJobProvider::class)) {
+            // 8.x+ ships the uuid stub only: the columns of the 5.5-7.x stub, which 5.8-7.x
+            // create with their own (below; failed/database's legacy schema test compares).
             $app['db']->connection('default')->getSchemaBuilder()->create($table, function (Blueprint $t) {
                 $t->bigIncrements('id');
                 $t->text('connection');
@@ -178,11 +180,17 @@ switch ($op) {
         $command = new $class();
         $command->setLaravel($app);
         $args = json_decode($argv[3] ?? '{}', true, 512, JSON_THROW_ON_ERROR);
-        if (LARAQ_PEER_MAJOR >= 10) {
-            // The 10+ console's OutputStyle needs symfony/console 6+, Debian ships 5.4: run
+        if (LARAQ_PEER_MAJOR >= 9) {
+            // The 9+ console's OutputStyle needs symfony/console 6+, Debian ships 5.4: run
             // what the command's handle() runs instead of the command.
             laraq_out(laraq_artisan_without_console($app, $command, $argv[2], $args));
             break;
+        }
+        if (LARAQ_PEER_MAJOR <= 6) {
+            // 5.8/6.x's execute() returns handle()'s value, null, which Debian's
+            // symfony/console 5.4 refuses (it wants an int; 7.x casts). The same call as
+            // execute(), as the command's code, which Symfony may return null from.
+            $command->setCode(fn () => $app->call([$command, 'handle']));
         }
         $output = new BufferedOutput();
         $code = $command->run(new ArrayInput($args), $output);

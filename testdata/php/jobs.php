@@ -33,6 +33,7 @@
 //                     retryUntil (all null by default), label: the envelope's metadata.
 //   NamedJob          public name; displayName() returns "Named: <name>".
 //   Scripted          behaviour driven by its properties (see the class).
+//   LegacyScripted    Scripted plus 5.8-7.x's retryAfter and timeoutAt properties.
 //   StringJobs        handler of string jobs "App\Jobs\StringJobs@method" (see the class).
 // App\Models\User: Eloquent model on connection "laraq_models", table users, an SQLite
 // :memory: database each process seeds with ids 1..5 (name "user<id>", email
@@ -69,13 +70,13 @@ namespace {
     }
 
     /**
-     * Sets up the SQLite database App\Models\User reads; call after laraq_boot(). The 10-13
-     * harness seeds the same table on the same connection name itself.
+     * Sets up the SQLite database App\Models\User reads; call after laraq_boot(). The shared
+     * peers' harness (every major but 8) seeds the same table on the same connection name.
      */
     function laraq_models_boot(): void
     {
         static $done = false;
-        if ($done || LARAQ_PEER_MAJOR >= 10) {
+        if ($done || LARAQ_PEER_MAJOR !== 8) {
             return;
         }
         $done = true;
@@ -110,7 +111,7 @@ namespace {
     {
         $out = [];
         foreach ((array) $cmd as $k => $v) {
-            if ($k === 'job') {
+            if ($k === 'job' || $k === "\0*\0job") { // public from 7.7, protected before
                 continue;
             }
             $out[] = ['k' => (string) $k, 'v' => laraq_canon_value($v)];
@@ -131,13 +132,14 @@ namespace {
 
     function laraq_job_record(object $cmd, array $extra = []): array
     {
-        $job = $cmd->job ?? null;
+        // InteractsWithQueue's job is protected before 7.7: read it from inside.
+        $job = (fn () => $this->job ?? null)->call($cmd);
         return array_merge([
             'kind' => 'object',
             'event' => 'handle',
             'class' => get_class($cmd),
             'id' => $job ? $job->getJobId() : null,
-            'uuid' => $job ? $job->uuid() : null,
+            'uuid' => $job && method_exists($job, 'uuid') ? $job->uuid() : null, // 7.x+
             'attempts' => $job ? $job->attempts() : null,
             'queue' => $job ? $job->getQueue() : null,
             'connection' => $job ? $job->getConnectionName() : null,
@@ -379,6 +381,17 @@ namespace App\Jobs {
     }
 
     /**
+     * Scripted with 5.8-7.x's names for the retry delay and the expiry as public
+     * properties, retryAfter and timeoutAt (null: absent): those releases write them as the
+     * payload's delay and timeoutAt; 8.0+ reads neither.
+     */
+    class LegacyScripted extends Scripted
+    {
+        public $retryAfter;
+        public $timeoutAt;
+    }
+
+    /**
      * Handler of string jobs (Queue::push('App\Jobs\StringJobs@method', $data)). The PHP
      * worker calls method($job, $data) and, unlike object jobs, never deletes the job by
      * itself. Methods:
@@ -396,7 +409,7 @@ namespace App\Jobs {
         {
             laraq_record([
                 'kind' => 'string', 'event' => 'handle', 'class' => static::class, 'method' => $method,
-                'id' => $job->getJobId(), 'uuid' => $job->uuid(), 'attempts' => $job->attempts(),
+                'id' => $job->getJobId(), 'uuid' => method_exists($job, 'uuid') ? $job->uuid() : null, 'attempts' => $job->attempts(),
                 'queue' => $job->getQueue(), 'connection' => $job->getConnectionName(),
                 'name' => $job->resolveName(), 'raw' => $job->getRawBody(), 'at' => microtime(true),
                 'data' => canon($data),

@@ -71,7 +71,7 @@ namespace App\Jobs {
             [$verb, $arg] = array_pad(explode(':', $action, 2), 2, null);
             laraq_chaos_record([
                 'ev' => 'start', 'run' => $run, 'worker' => $worker, 'key' => (string) $this->key,
-                'uuid' => $this->job ? $this->job->uuid() : null, 'id' => $this->job ? (string) $this->job->getJobId() : null,
+                'uuid' => $this->job && method_exists($this->job, 'uuid') ? $this->job->uuid() : null, 'id' => $this->job ? (string) $this->job->getJobId() : null,
                 'attempt' => $attempt, 't' => laraq_chaos_now(),
             ]);
             $end = function (string $outcome) use ($run, $worker) {

@@ -3,8 +3,8 @@
 // check of hand-written types): one class per kind of property and class a Laravel app
 // has. Loaded by dispatch.php and work.php like every jobs_*.php, and by
 // classes_autoload.php, the autoload file the tests give `laraq classes --autoload`.
-// Every class loads on every release of the matrix (8.83 to 13.x, PHP 8.2): a class whose
-// interface the release lacks is not declared there.
+// Every class loads on every release of the matrix (5.8 to 13.x, PHP 8.2): a class whose
+// interface or trait the release lacks is not declared there.
 //
 // Jobs (namespace App\Jobs\Classes, all ShouldQueue; handle() records through
 // RecordsWhatItGot):
@@ -223,10 +223,12 @@ namespace App\Jobs\Classes {
         public $label;
     }
 
-    class ReversedTraitsJob implements ShouldQueue
-    {
-        use \Illuminate\Bus\Batchable, Queueable, InteractsWithQueue, RecordsWhatItGot;
+    if (trait_exists(\Illuminate\Bus\Batchable::class)) { // 8.x+
+        class ReversedTraitsJob implements ShouldQueue
+        {
+            use \Illuminate\Bus\Batchable, Queueable, InteractsWithQueue, RecordsWhatItGot;
 
-        public $n;
+            public $n;
+        }
     }
 }

@@ -89,6 +89,20 @@ namespace App\Jobs {
         {
         }
     }
+
+    // The benchmark's job of a given payload size (internal/bench.Padded): the no-op with
+    // a string that makes up the size.
+    class Padded implements ShouldQueue
+    {
+        use InteractsWithQueue, Queueable;
+
+        public $n;
+        public $pad;
+
+        public function handle()
+        {
+        }
+    }
 }
 
 namespace App\Jobs\API\ABCP {

@@ -1,6 +1,6 @@
 <?php
-// Job classes of the release matrix {8.83, 10, 11, 12, 13}: one class per payload shape a
-// Laravel app queues. Loaded by dispatch.php and work.php after jobs.php on every major;
+// Job classes of the release matrix {5.8, 6, 7, 8.83, 9, 10, 11, 12, 13}: one class per
+// payload shape a Laravel app queues. Loaded by dispatch.php and work.php after jobs.php on every major;
 // a class whose trait or interface the booted release lacks is simply not declared
 // (class_exists/interface_exists/trait_exists guards), so the file loads everywhere.
 // Every handle() appends a record through laraq_record (jobs.php's laraq_job_record for
@@ -14,6 +14,11 @@
 //   MetaDefaultsJob    tries = 4, backoff = [3, 10], timeout = 30, maxExceptions = 2,
 //                      failOnTimeout = true as class defaults; retryUntil() = now + 100 years.
 //   MetaMethodsJob     backoff() = [1, 5, 10] and retryUntil() = now + 50 years as methods.
+//   RetryAfterJob      5.8-7.x's metadata names: retryAfter = 7 as a class default, timeoutAt
+//                      (null unless set); label. 5.8-7.x write them as delay and timeoutAt,
+//                      8.0+ reads neither.
+//   RetryAfterMethodJob retryAfter() = 4 and retryUntil() = now + 10 years as methods: delay
+//                      and timeoutAt on 5.8-7.x, retryUntil only from 8.0.
 //   AttributeMetaJob   13.x queue attributes #[Tries(5)], #[Backoff(2, 4)], #[Timeout(45)],
 //                      #[MaxExceptions(3)], #[FailOnTimeout]: metadata on 13, none before.
 //   TriesMethodJob     tries() = 6 as a method, no $tries: read from 10.39 on.
@@ -31,7 +36,7 @@
 //   StubJob            11+ `make:job` stub: use Illuminate\Foundation\Queue\Queueable; public
 //                      $tries = 3; constructor property promotion (public User $user, public
 //                      string $note = 'hello', protected int $count = 0).
-//   BatchedJob         use Batchable (Bus::batch); n.
+//   BatchedJob         use Batchable (Bus::batch, 8.x+); n.
 //   DebouncedJob       13.6+ #[DebounceFor(5)]; debounceId, tag (dispatch "via": "dispatch").
 //   NamedDebouncedJob  the same with debounceId() = 'order-'.orderId and displayName() =
 //                      'Debounced order '.orderId methods; orderId, tag.
@@ -50,8 +55,9 @@
 //                                    RecordingChannel class, which records the delivery.
 //   App\Mail\WelcomeMail             queued mailable (Queueable, SerializesModels); user;
 //                                    build() sets an html body. PHP delivers it through
-//                                    LaraqRecordingMailer (bound as the mail factory by
-//                                    laraq_jobs_boot), which records instead of sending.
+//                                    LaraqRecordingMailer (bound as the mail factory, or
+//                                    on 5.8/6.x as the mailer, by laraq_jobs_boot), which
+//                                    records instead of sending.
 
 namespace App\Jobs\Matrix {
     use App\Jobs\RecordsWhatItGot;
@@ -119,6 +125,32 @@ namespace App\Jobs\Matrix {
         use InteractsWithQueue, Queueable, RecordsWhatItGot;
 
         public $label;
+    }
+
+    class RetryAfterJob implements ShouldQueue
+    {
+        use InteractsWithQueue, Queueable, RecordsWhatItGot;
+
+        public $retryAfter = 7;
+        public $timeoutAt;
+        public $label;
+    }
+
+    class RetryAfterMethodJob implements ShouldQueue
+    {
+        use InteractsWithQueue, Queueable, RecordsWhatItGot;
+
+        public $label;
+
+        public function retryAfter()
+        {
+            return 4;
+        }
+
+        public function retryUntil()
+        {
+            return \Illuminate\Support\Carbon::now()->addYears(10);
+        }
     }
 
     class TriesMethodJob implements ShouldQueue
@@ -215,18 +247,20 @@ namespace App\Jobs\Matrix {
         }
     }
 
-    class BatchedJob implements ShouldQueue
-    {
-        use \Illuminate\Bus\Batchable, InteractsWithQueue, Queueable, SerializesModels;
-
-        public $n;
-
-        public function handle()
+    if (trait_exists(\Illuminate\Bus\Batchable::class)) {
+        class BatchedJob implements ShouldQueue
         {
-            laraq_record(laraq_job_record($this, [
-                'batch_id' => $this->batchId,
-                'batch_cancelled' => $this->batch() ? $this->batch()->cancelled() : null,
-            ]));
+            use \Illuminate\Bus\Batchable, InteractsWithQueue, Queueable, SerializesModels;
+
+            public $n;
+
+            public function handle()
+            {
+                laraq_record(laraq_job_record($this, [
+                    'batch_id' => $this->batchId,
+                    'batch_cancelled' => $this->batch() ? $this->batch()->cancelled() : null,
+                ]));
+            }
         }
     }
 
@@ -402,41 +436,62 @@ namespace App\Mail {
 }
 
 namespace {
+    /**
+     * What the recording mailers do with a message: SendQueuedMailable and Mailable::send
+     * run for real up to the transport, then the message is recorded instead of sent (no
+     * Symfony/Swift transport involved).
+     */
+    trait LaraqRecordsMail
+    {
+        public function send($view, array $data = [], $callback = null)
+        {
+            if ($view instanceof \Illuminate\Contracts\Mail\Mailable) {
+                return $view->send($this);
+            }
+            $html = is_array($view) && isset($view['html']) ? (string) (is_object($view['html']) ? $view['html']->toHtml() : $view['html']) : null;
+            $mailable = $callback instanceof \Closure ? (new \ReflectionFunction($callback))->getClosureThis() : null;
+            laraq_record([
+                'kind' => 'mail', 'event' => 'handle', 'class' => $mailable ? get_class($mailable) : null,
+                'to' => $mailable ? array_map(fn ($a) => $a['address'], $mailable->to) : null,
+                'subject' => $mailable->subject ?? null, 'html' => $html,
+            ]);
+            return null;
+        }
+    }
+
     if (interface_exists(\Illuminate\Contracts\Mail\Factory::class)) {
-        /**
-         * The mail factory and mailer the PHP worker delivers queued mailables through:
-         * SendQueuedMailable and Mailable::send run for real up to the transport, then
-         * the message is recorded instead of sent (no Symfony/Swift transport involved).
-         */
+        /** The mail factory (7.x+) the PHP worker delivers queued mailables through. */
         final class LaraqRecordingMailer implements \Illuminate\Contracts\Mail\Factory
         {
+            use LaraqRecordsMail;
+
             // Not the Mailer contract: its methods differ across majors (failures() on 8,
             // cc() on 13); Mailable::send only calls send() on what mailer() returns.
             public function mailer($name = null) { return $this; }
-            public function send($view, array $data = [], $callback = null)
-            {
-                if ($view instanceof \Illuminate\Contracts\Mail\Mailable) {
-                    return $view->send($this);
-                }
-                $html = is_array($view) && isset($view['html']) ? (string) (is_object($view['html']) ? $view['html']->toHtml() : $view['html']) : null;
-                $mailable = $callback instanceof \Closure ? (new \ReflectionFunction($callback))->getClosureThis() : null;
-                laraq_record([
-                    'kind' => 'mail', 'event' => 'handle', 'class' => $mailable ? get_class($mailable) : null,
-                    'to' => $mailable ? array_map(fn ($a) => $a['address'], $mailable->to) : null,
-                    'subject' => $mailable->subject ?? null, 'html' => $html,
-                ]);
-                return null;
-            }
+        }
+    } else {
+        /**
+         * The mailer of 5.8 and 6.x, which have no mail factory: SendQueuedMailable::handle
+         * and Mailable::send take the Mailer contract itself.
+         */
+        final class LaraqRecordingMailer implements \Illuminate\Contracts\Mail\Mailer
+        {
+            use LaraqRecordsMail;
+
+            public function to($users) { return $this; }
+            public function bcc($users) { return $this; }
+            public function raw($text, $callback) { return null; }
+            public function failures() { return []; }
         }
     }
 
     /** Registers the matrix's event listeners and the recording mailer (laraq_jobs_boot hook). */
     laraq_on_jobs_boot(function ($app) {
         $app['events']->listen(\App\Events\OrderShipped::class, \App\Listeners\SendShipmentNotice::class);
-        if (class_exists(LaraqRecordingMailer::class)) {
-            $mailer = new LaraqRecordingMailer();
-            $app->instance('mail.manager', $mailer);
-            $app->instance(\Illuminate\Contracts\Mail\Factory::class, $mailer);
-        }
+        $mailer = new LaraqRecordingMailer();
+        $app->instance('mail.manager', $mailer);
+        $app->instance('mailer', $mailer);
+        $app->instance(interface_exists(\Illuminate\Contracts\Mail\Factory::class)
+            ? \Illuminate\Contracts\Mail\Factory::class : \Illuminate\Contracts\Mail\Mailer::class, $mailer);
     });
 }

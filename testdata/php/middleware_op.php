@@ -134,16 +134,6 @@ namespace {
         }
     }
 
-    function laraq_mw_eval(string $expr)
-    {
-        $uses = 'use Illuminate\Queue\Middleware\WithoutOverlapping; use Illuminate\Queue\Middleware\RateLimited;'
-            . 'use Illuminate\Queue\Middleware\RateLimitedWithRedis; use Illuminate\Queue\Middleware\ThrottlesExceptions;'
-            . 'use Illuminate\Queue\Middleware\ThrottlesExceptionsWithRedis; use Illuminate\Queue\Middleware\Skip;'
-            . 'use Illuminate\Queue\Middleware\SkipIfBatchCancelled; use Illuminate\Queue\Middleware\FailOnException;'
-            . 'use Illuminate\Queue\Middleware\Release; use Illuminate\Cache\RateLimiting\Limit;';
-        return eval($uses . ' return ' . $expr . ';');
-    }
-
     function laraq_mw_time(string $v, int $now): string
     {
         return preg_replace_callback('/\{now([+-]\d+)?\}/', fn ($m) => (string) ($now + (int) ($m[1] ?? 0)), $v);
@@ -158,7 +148,7 @@ namespace {
 
     if ($op === 'serialize') {
         try {
-            $out(['serialized' => base64_encode(serialize(laraq_mw_eval($req['middleware'])))]);
+            $out(['serialized' => base64_encode(serialize(laraq_middleware_expr($req['middleware'])))]);
         } catch (\Throwable $e) {
             $out(['serialized' => null, 'error' => get_class($e) . ': ' . $e->getMessage()]);
         }
@@ -173,9 +163,9 @@ namespace {
     $app['config']->set('cache.limiter', $req['limiter_store'] ?? null);
     $app->singleton(RateLimiter::class, fn ($app) => new RateLimiter($app['cache']->driver($app['config']->get('cache.limiter'))));
     foreach ($req['limiters'] ?? [] as $name => $closure) {
-        $app->make(RateLimiter::class)->for($name, laraq_mw_eval($closure));
+        $app->make(RateLimiter::class)->for($name, laraq_middleware_expr($closure));
     }
-    $middleware = laraq_mw_eval($req['middleware']);
+    $middleware = laraq_middleware_expr($req['middleware']);
     if ($req['roundtrip'] ?? false) {
         // What a worker runs of ->through([...]): the objects after the payload's trip.
         $middleware = unserialize(serialize($middleware));

@@ -1,6 +1,6 @@
 <?php
 // Performs ONE operation with the real Illuminate\Queue\RedisQueue of the release
-// bootstrap.php boots (LARAQ_PEER_MAJOR: 8.83 or 10-13; queue connection "redis") or its
+// bootstrap.php boots (LARAQ_PEER_MAJOR: 8.83 or 5.8-13; queue connection "redis") or its
 // cache store, so tests can compare the Redis state PHP
 // leaves with the state laraq leaves. Connection settings come from bootstrap.php's
 // environment variables (LARAQ_REDIS_PREFIX, LARAQ_REDIS_CLIENT, …).
@@ -87,8 +87,8 @@ switch ($op) {
         break;
     case 'bulk':
         $payloads = array_map('base64_decode', json_decode($stdin(), true, 512, JSON_THROW_ON_ERROR));
-        $queue->getConnection()->pipeline(function () use ($queue, $payloads, $queueName) {
-            $queue->getConnection()->transaction(function () use ($queue, $payloads, $queueName) {
+        laraq_queue_redis($queue)->pipeline(function () use ($queue, $payloads, $queueName) {
+            laraq_queue_redis($queue)->transaction(function () use ($queue, $payloads, $queueName) {
                 foreach ($payloads as $p) {
                     $queue->pushRaw($p, $queueName);
                 }

@@ -3,11 +3,12 @@
 // of one Laravel release and prints, per state, one JSON line:
 //   {"name": ..., "ser": base64(serialize($job)),
 //    "full": base64(every initialized property of unserialize(ser), as 8.x writes them)}
+// or {"name": ..., "error": "Class: message"} when serialize() throws.
 // "full" is PHP's view of what unserialize() rebuilt, class defaults included: the
 // object as Laravel 8's SerializesModels would write it (getProperties() order,
 // mangled names, models as ModelIdentifier), so Go can compare it with a struct.
 //
-// Laravel 10.x-13.x: LARAQ_PEER_MAJOR, LARAQ_PEERS_DIR and LARAQ_PEER_HARNESS (the
+// Laravel 5.8-7.x and 9.x-13.x: LARAQ_PEER_MAJOR, LARAQ_PEERS_DIR and LARAQ_PEER_HARNESS (the
 // peers' harness directory, whose autoload.php loads that tree). Without them, Debian's
 // php-illuminate-* 8.83.
 if (getenv('LARAQ_PEER_MAJOR')) {
@@ -134,6 +135,13 @@ $cases['model_one'] = $j;
 $cases['model_all'] = new WithModel(User::find(1), User::find(2), User::find(3));
 
 foreach ($cases as $name => $job) {
-    $ser = serialize($job);
+    try {
+        $ser = serialize($job);
+    } catch (Throwable $e) {
+        // 5.8's SerializesModels predates typed properties: its __sleep reads an
+        // uninitialized one and throws. The state is then reported, not skipped.
+        echo json_encode(['name' => $name, 'error' => get_class($e) . ': ' . $e->getMessage()]), "\n";
+        continue;
+    }
     echo json_encode(['name' => $name, 'ser' => base64_encode($ser), 'full' => base64_encode(full(unserialize($ser)))]), "\n";
 }
