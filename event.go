@@ -4,19 +4,20 @@ import "github.com/laraq/laraq/internal/job"
 
 // Event is something a worker did, for logs, console lines and metrics
 // (WorkerConfig.OnEvent): its Kind, Time (WorkerConfig.Now), Connection and Queue; Job,
-// the attempt concerned (nil for EventMigrated, EventInvalid and EventLoop, and for
-// EventFailed of a payload that could not be parsed; each attempt has its own *JobInfo,
-// so the pointer tells the events of one attempt apart); Err, the exception
-// (EventException, EventTimedOut), the failure recorded (EventFailed) or, for EventLoop,
-// the error of the loop's last Redis call (nil once Redis answers again); Delay (the
-// release delay of EventReleased, how long a queue is left alone after EventHandedBack);
-// Runtime, how long the handler ran; AfterException, set on EventReleased when the
-// attempt threw or timed out and the worker released it for a retry (Laravel 9+'s
-// JobReleasedAfterException); Middleware and Decision, the middleware that decided the
-// attempt's outcome instead of its handler and what it decided, on every event of that
-// outcome ("" when the handler decided); Count and From of EventMigrated; Payload, the
-// bytes of EventInvalid and of EventFailed without Job; Count and Properties of
-// EventUnknownProperties.
+// the attempt concerned (nil for EventMigrated, EventInvalid, EventLoop and the queue
+// events, and for EventFailed of a payload that could not be parsed; each attempt has
+// its own *JobInfo, so the pointer tells the events of one attempt apart); Err, the
+// exception (EventException, EventTimedOut), the failure recorded (EventFailed), the
+// refusal that made a queue skipped (EventQueueSkipped) or, for EventLoop, the error of
+// the loop's last Redis call (nil once Redis answers again; while every queue is skipped,
+// an error wrapping ErrQueuesUnavailable); Delay (the release delay of EventReleased, how
+// long a queue is left alone after EventHandedBack); Runtime, how long the handler ran;
+// AfterException, set on EventReleased when the attempt threw or timed out and the
+// worker released it for a retry (Laravel 9+'s JobReleasedAfterException); Middleware
+// and Decision, the middleware that decided the attempt's outcome instead of its handler
+// and what it decided, on every event of that outcome ("" when the handler decided);
+// Count and From of EventMigrated; Payload, the bytes of EventInvalid and of EventFailed
+// without Job; Count and Properties of EventUnknownProperties.
 type Event = job.Event
 
 // Decision is what a middleware decided instead of running the rest of the pipeline
@@ -68,4 +69,12 @@ const (
 	// returned, by a worker without WorkerConfig.Classes (which checks the types at start
 	// instead); each class and property is also logged once.
 	EventUnknownProperties = job.EventUnknownProperties
+	// EventQueueSkipped: a key of the queue holds the wrong type (WRONGTYPE), so the
+	// worker stops taking jobs from it, goes on with its other queues, and tries it
+	// again every WorkerConfig.SkippedQueueRetry; nothing is deleted. Err is the
+	// *RedisConfigError naming the key, its type and the fix (ErrRedisWrongType).
+	EventQueueSkipped = job.EventQueueSkipped
+	// EventQueueResumed: a skipped queue's keys hold their types again and the worker
+	// takes its jobs again.
+	EventQueueResumed = job.EventQueueResumed
 )

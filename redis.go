@@ -13,10 +13,45 @@ import (
 )
 
 // RedisAuthError is Redis refusing a connection's credentials (a wrong or missing
-// password, a disabled ACL user, a command the user may not run). Retrying cannot help:
-// the worker stops with it and commands fail at once. Server names the server (host:port
-// and database), never the secret.
+// password, a disabled ACL user). Retrying cannot help: the worker stops with it and
+// commands fail at once. Server names the server (host:port and database), never the
+// secret.
 type RedisAuthError = rdb.AuthError
+
+// RedisConfigError is Redis refusing laraq for a reason of its setup that no retry
+// heals. Its Reason is one of the ErrRedis… errors below, which errors.Is tells apart;
+// its message names the server (never the credentials), the queue and key where they
+// are known, and the fix (Fix). A worker stops with it at first sight (READONLY after a
+// pop succeeded is retried for WorkerConfig.ReadOnlyGrace first, as a failover in
+// progress), except ErrRedisWrongType, which skips the queue concerned; ExitStatus
+// gives 3. docs/operations.md lists each with its fix.
+type RedisConfigError = rdb.ConfigError
+
+// The reasons of a *RedisConfigError.
+var (
+	// ErrRedisReadOnly: the server is a replica (READONLY). Point laraq at the master, or
+	// reach it through Sentinel.
+	ErrRedisReadOnly = rdb.ErrReadOnly
+	// ErrRedisCrossSlot: on a Redis Cluster the keys of a queue whose name has no hash
+	// tag are in different slots (CROSSSLOT), as with Laravel ≤13.4. Name the queue
+	// {NAME}, or, on Laravel 13.5+, set Connection.HashTags.
+	ErrRedisCrossSlot = rdb.ErrCrossSlot
+	// ErrRedisNoPermission: the ACL user may not run a command laraq needs, or reach a
+	// queue's keys (NOPERM); RedisConfigError.Command names the command when Redis did.
+	// Grant it.
+	ErrRedisNoPermission = rdb.ErrNoPermission
+	// ErrRedisUnknownCommand: the server, or a proxy before it, lacks a command laraq
+	// needs (EVALSHA, BLPOP, ...).
+	ErrRedisUnknownCommand = rdb.ErrUnknownCommand
+	// ErrRedisNoScript: the server answers NOSCRIPT even to EVAL: a proxy that sends
+	// EVALSHA and EVAL to different servers.
+	ErrRedisNoScript = rdb.ErrNoScript
+	// ErrRedisWrongType: a key of a queue holds another type than Laravel's (a string
+	// where the :notify list should be); RedisConfigError.Key and Type name it. The
+	// worker skips that queue (EventQueueSkipped) and resumes it by itself once the key
+	// is repaired; nothing is deleted.
+	ErrRedisWrongType = rdb.ErrWrongType
+)
 
 // ServerOf names the Redis server(s) a client talks to, without credentials:
 // "127.0.0.1:6379/0", "cluster 10.0.0.1:7000,10.0.0.2:7000", "sentinel master mymaster

@@ -14,7 +14,8 @@ import (
 )
 
 // Reasons Run returns when the worker stopped by itself. Each lets in-flight jobs finish
-// first. `laraq work` exits 0 for all but ErrMemoryLimit (12), as queue:work does.
+// first. `laraq work` exits 0 for ErrRestart, ErrMaxJobs, ErrMaxTime and ErrQueueEmpty
+// and 12 for ErrMemoryLimit, as queue:work does (see ExitStatus).
 var (
 	// ErrRestart: the queue:restart signal changed (`php artisan queue:restart`).
 	ErrRestart = worker.ErrRestart
@@ -26,20 +27,40 @@ var (
 	ErrQueueEmpty = worker.ErrQueueEmpty
 	// ErrMemoryLimit: the process used more than MemoryLimit.
 	ErrMemoryLimit = worker.ErrMemoryLimit
+	// ErrQueuesUnavailable is wrapped by the error of a StopWhenEmpty worker that could
+	// not tell its queues were empty: a queue was skipped (the error wraps each one's
+	// *RedisConfigError of ErrRedisWrongType), or no pop succeeded for 10 s (it wraps
+	// Redis' last error).
+	ErrQueuesUnavailable = worker.ErrQueuesUnavailable
+)
+
+// Exit statuses of `laraq work` (ExitStatus).
+const (
+	// ExitRedisSetup: Redis refused the worker for a reason no retry heals: refused
+	// credentials (*RedisAuthError) or a *RedisConfigError. Restarting the worker
+	// does not help until the setup is fixed (systemd: RestartPreventExitStatus=3).
+	ExitRedisSetup = 3
+	// ExitMemoryLimit: ErrMemoryLimit, queue:work's status for --memory.
+	ExitMemoryLimit = 12
 )
 
 // ExitStatus is the status a queue:work process exits with after Run returned err: 0
 // when it stopped by itself for a reason that asks its supervisor to start it again
 // (ErrRestart, ErrMaxJobs, ErrMaxTime, ErrQueueEmpty) or was told to stop (nil), 12 for
-// ErrMemoryLimit, as queue:work does, and 1 for any other error. `laraq work` exits with
-// it.
+// ErrMemoryLimit, as queue:work does, ExitRedisSetup (3) for a Redis setup no retry
+// fixes (*RedisAuthError, *RedisConfigError, also wrapped in ErrQueuesUnavailable), and 1
+// for any other error. `laraq work` exits with it.
 func ExitStatus(err error) int {
+	var auth *RedisAuthError
+	var setup *RedisConfigError
 	switch {
 	case err == nil, errors.Is(err, ErrRestart), errors.Is(err, ErrMaxJobs), errors.Is(err, ErrMaxTime),
 		errors.Is(err, ErrQueueEmpty):
 		return 0
 	case errors.Is(err, ErrMemoryLimit):
-		return 12
+		return ExitMemoryLimit
+	case errors.As(err, &auth), errors.As(err, &setup):
+		return ExitRedisSetup
 	}
 	return 1
 }
@@ -175,5 +196,11 @@ func (w *Worker) Paused() bool { return w.w.Paused() }
 // running after that stays reserved and comes back to a worker after RetryAfter; none
 // is lost.
 //
-// Redis errors never end Run: they are logged and the call is retried with backoff.
+// Redis errors are logged and the call retried with backoff, except the refusals no
+// retry heals, which end Run at first sight: refused credentials (*RedisAuthError) and
+// a *RedisConfigError (a replica, a Cluster slot clash, a command the ACL user may not
+// run or the server lacks). READONLY after a pop succeeded, or through Sentinel, is
+// retried for ReadOnlyGrace first, as a failover in progress. A key of one queue holding the wrong type does not
+// end Run: that queue is skipped (EventQueueSkipped) and tried again every
+// SkippedQueueRetry while the others go on. Out of memory is retried.
 func (w *Worker) Run(ctx context.Context) error { return w.w.Run(ctx) }

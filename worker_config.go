@@ -33,6 +33,12 @@ const (
 	// DefaultMemoryLimit is queue:work's --memory=128 (megabytes), in bytes: QueueWork's
 	// MemoryLimit. The zero WorkerConfig has no limit.
 	DefaultMemoryLimit = 128 << 20
+	// DefaultReadOnlyGrace is WorkerConfig.ReadOnlyGrace's default: longer than a
+	// Sentinel failover takes (down-after-milliseconds, 30 s by default, plus the
+	// election and the promotion's few seconds).
+	DefaultReadOnlyGrace = time.Minute
+	// DefaultSkippedQueueRetry is WorkerConfig.SkippedQueueRetry's default.
+	DefaultSkippedQueueRetry = 30 * time.Second
 )
 
 // QueueWork returns the options `php artisan queue:work` runs with when it is given
@@ -159,7 +165,9 @@ type WorkerConfig struct {
 	// ErrMaxTime. Default 0: no limit.
 	MaxTime time.Duration
 	// StopWhenEmpty stops the worker when a loop finds every queue empty
-	// (--stop-when-empty); Run returns ErrQueueEmpty. Default false.
+	// (--stop-when-empty); Run returns ErrQueueEmpty. When it cannot tell — a queue is
+	// skipped, or no pop succeeded for 10 s (Redis down or out of memory) — Run returns
+	// an error wrapping ErrQueuesUnavailable instead of waiting. Default false.
 	StopWhenEmpty bool
 	// Rest is a pause after each job before its slot takes another (--rest). Default 0.
 	Rest time.Duration
@@ -167,6 +175,17 @@ type WorkerConfig struct {
 	// bytes (--memory, which PHP reads in megabytes); Run returns ErrMemoryLimit.
 	// Default 0: no limit.
 	MemoryLimit int64
+
+	// ReadOnlyGrace is how long the worker keeps retrying when the master it popped from
+	// answers READONLY (a failover in progress: Sentinel demoted it) before Run stops
+	// with the *RedisConfigError (ErrRedisReadOnly). READONLY before any pop succeeded, on
+	// a client that is not Sentinel's (a worker pointed at a replica), stops it at once.
+	// Default DefaultReadOnlyGrace; negative: stop at once.
+	ReadOnlyGrace time.Duration
+	// SkippedQueueRetry is how often a queue skipped because one of its keys holds the
+	// wrong type is tried again; it resumes by itself once the key is repaired. Default
+	// DefaultSkippedQueueRetry.
+	SkippedQueueRetry time.Duration
 
 	// SignalInterval is how often the restart signal and the pause keys are read (PHP
 	// reads them after every job). Default DefaultSignalInterval.
@@ -254,6 +273,7 @@ func settings(conn *Connection, c WorkerConfig) (*worker.Config, error) {
 	s := &worker.Config{Queues: c.Queues, Concurrency: c.Concurrency, Sleep: c.Sleep, MigrateInterval: c.MigrateInterval,
 		Timeout: c.Timeout, TimeoutReleases: c.TimeoutReleases, ReservationHeartbeat: c.ReservationHeartbeat,
 		MaxJobs: c.MaxJobs, MaxTime: c.MaxTime, StopWhenEmpty: c.StopWhenEmpty, Rest: c.Rest, MemoryLimit: c.MemoryLimit,
+		ReadOnlyGrace: c.ReadOnlyGrace, SkippedQueueRetry: c.SkippedQueueRetry,
 		SignalInterval: c.SignalInterval, ShutdownGrace: c.ShutdownGrace, Logger: c.Logger, Now: c.Now, OnEvent: c.OnEvent,
 		Backoff: c.Backoff, Middleware: c.Middleware, Classes: c.Classes, ClassMiddleware: c.ClassMiddleware,
 		ThroughDecoders: c.ThroughDecoders, AckReplicas: c.AckReplicas, AckReplicasTimeout: c.AckReplicasTimeout}
@@ -343,6 +363,15 @@ func settings(conn *Connection, c WorkerConfig) (*worker.Config, error) {
 	s.UnhandledDelay = c.Unhandled.Delay
 	if s.UnhandledDelay <= 0 {
 		s.UnhandledDelay = DefaultUnhandledDelay
+	}
+	switch {
+	case s.ReadOnlyGrace == 0:
+		s.ReadOnlyGrace = DefaultReadOnlyGrace
+	case s.ReadOnlyGrace < 0:
+		s.ReadOnlyGrace = 0
+	}
+	if s.SkippedQueueRetry <= 0 {
+		s.SkippedQueueRetry = DefaultSkippedQueueRetry
 	}
 	if s.SignalInterval <= 0 {
 		s.SignalInterval = DefaultSignalInterval

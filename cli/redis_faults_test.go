@@ -68,7 +68,8 @@ func TestWorkHealthWithinASecondOfAStall(t *testing.T) {
 }
 
 // TestRefusedCredentialsFailFast: with a wrong Redis password every command, `work`
-// included, fails at once with one line naming the server and not the password.
+// included, fails at once with one line naming the server and not the password; `work`
+// exits 3 (laraq.ExitRedisSetup), the others 1.
 func TestRefusedCredentialsFailFast(t *testing.T) {
 	srv := testenv.RedisServer(t)
 	admin := srv.Client(t, 0)
@@ -86,8 +87,12 @@ func TestRefusedCredentialsFailFast(t *testing.T) {
 		t.Run(args[0], func(t *testing.T) {
 			t0 := time.Now()
 			_, stderr, rc := runCLI(t, nil, args...)
-			if rc != 1 || time.Since(t0) > 3*time.Second {
-				t.Fatalf("exit %d after %v, want 1 at once:\n%s", rc, time.Since(t0), stderr)
+			want := 1
+			if args[0] == "work" {
+				want = laraq.ExitRedisSetup
+			}
+			if rc != want || time.Since(t0) > 3*time.Second {
+				t.Fatalf("exit %d after %v, want %d at once:\n%s", rc, time.Since(t0), want, stderr)
 			}
 			last := strings.TrimSpace(stderr)
 			if i := strings.LastIndexByte(last, '\n'); i >= 0 {

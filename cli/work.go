@@ -66,11 +66,19 @@ Stopping: SIGTERM or SIGINT stop taking jobs; jobs in flight get --shutdown-grac
 finish (a second signal exits at once). SIGUSR2 pauses, SIGCONT resumes.
 'php artisan queue:restart' (or 'laraq restart') makes the worker finish its jobs and
 exit 0, as do --max-jobs, --max-time, --stop-when-empty and --once; over --memory it
-exits 12, as queue:work does. 'php artisan queue:pause' (Laravel 12.40+, or 'laraq
-pause') pauses one queue. When the Laravel version is not named (--laravel-version,
-LARAQ_LARAVEL_VERSION or the framework under --laravel-root) but guessed from the .env
-keys or defaulted, these signals are read under every version's cache key scheme, so
-that a wrong guess does not hide them (--log-level debug lists the keys).
+exits 12, as queue:work does. A Redis setup no retry fixes ends it at first sight with
+one line naming the server and the fix, exit status 3: refused credentials, a replica
+(READONLY; after a pop succeeded or through Sentinel, once --readonly-grace passed), a
+Cluster queue name without hash tag (CROSSSLOT), a command the ACL user may not run
+(NOPERM) or the server lacks. A queue one of whose keys holds the wrong type
+(WRONGTYPE) is skipped with an ERROR line naming the key, the others go on, and it is
+tried again every --skipped-queue-retry; --stop-when-empty and --once then exit 3
+instead of 0, and exit 1 when no pop succeeded for 10 s (Redis down or out of memory).
+'php artisan queue:pause' (Laravel 12.40+, or 'laraq pause') pauses one queue. When
+the Laravel version is not named (--laravel-version, LARAQ_LARAVEL_VERSION or the
+framework under --laravel-root) but guessed from the .env keys or defaulted, these
+signals are read under every version's cache key scheme, so that a wrong guess does not
+hide them (--log-level debug lists the keys).
 
 --classes FILE (or LARAQ_CLASSES), a manifest 'laraq classes' wrote, makes the worker
 compare each Go type this binary registered with its PHP class before it takes a job,
@@ -137,6 +145,8 @@ type workFlags struct {
 	logFormat      string
 	metricsAddr    string
 	otel           bool
+	readOnlyGrace  float64
+	skippedRetry   float64
 }
 
 // workSections order `work --help`: the flags an artisan user reaches for every day
@@ -146,9 +156,10 @@ var workSections = []helpSection{
 		args: map[string]string{"CONNECTION": "the queue connection's name, which failed jobs and queue:pause keys carry (default: LARAQ_CONNECTION, else redis)"}},
 	{title: "More of queue:work's flags", names: []string{"once", "backoff", "max-jobs", "max-time", "rest", "block-for", "retry-after", "quiet", "verbose"}},
 	{title: "The Laravel application", names: []string{"laravel-root", "env-file", "laravel-version", "cache-prefix", "no-cache", "classes"}},
-	{title: "Redis", names: []string{"redis", "redis-sentinel", "redis-sentinel-master", "prefix", "ack-replicas", "ack-replicas-timeout"}},
+	{title: "Redis", names: []string{"redis", "redis-sentinel", "redis-sentinel-master", "prefix", "readonly-grace", "skipped-queue-retry", "ack-replicas", "ack-replicas-timeout"}},
 	{title: "Failed jobs", names: []string{"database", "table", "create-failed-table"}},
 	{title: "Go handlers", names: []string{"unhandled", "unhandled-delay", "timeout-releases", "no-reservation-heartbeat", "shutdown-grace"}},
+	{title: "Job middleware", names: []string{"middleware", "limiter", "middleware-file"}},
 	{title: "Forwarding to an HTTP service", names: []string{"forward", "forward-insecure"}},
 	{title: "Horizon", names: []string{"horizon", "horizon-supervisor", "horizon-trim"}},
 	{title: "Metrics, logs and tracing", names: []string{"metrics-addr", "log-level", "log-format", "otel"}},
@@ -194,6 +205,10 @@ func runWork(ctx context.Context, app *App, args []string) int {
 		"`seconds` a job no handler takes is released for (--unhandled release), or this worker leaves\nits queue to the PHP workers after handing one back (--unhandled hand-back)")
 	fs.StringVar(&w.logLevel, "log-level", "info", "`level` of the stderr log: debug, info, warn, error")
 	fs.StringVar(&w.logFormat, "log-format", string(artisanlog.Artisan), "`format` of job lines and log: artisan (Laravel 9+), artisan8, json or text; colours on a terminal")
+	fs.Float64Var(&w.readOnlyGrace, "readonly-grace", laraq.DefaultReadOnlyGrace.Seconds(),
+		"`seconds` to keep retrying when the master answers READONLY after a pop succeeded, as in a failover,\nbefore exiting 3 (0: exit at once; READONLY before any pop, not through Sentinel, exits at once)")
+	fs.Float64Var(&w.skippedRetry, "skipped-queue-retry", laraq.DefaultSkippedQueueRetry.Seconds(),
+		"`seconds` between tries of a queue skipped because one of its keys holds the wrong type")
 	fs.StringVar(&w.metricsAddr, "metrics-addr", "", "serve Prometheus /metrics and /healthz on this `address`, e.g. :9090")
 	fs.BoolVar(&w.otel, "otel", false, "export a span per job attempt with OpenTelemetry's OTLP/HTTP exporter, the child of the trace the\n"+
 		"payload carries (default: on when OTEL_TRACES_EXPORTER=otlp or an OTEL_EXPORTER_OTLP_[TRACES_]ENDPOINT is set,\n"+
@@ -241,7 +256,7 @@ func runWork(ctx context.Context, app *App, args []string) int {
 	// The pools fit the worker (WorkerConfig.PoolSizes).
 	conn, err := af.connect(ctx, appCfg, laravel.ConnectOptions{Worker: &cfg, Logger: logger})
 	if err != nil {
-		return app.errorf("%v", err)
+		return workFailed(app, err)
 	}
 	defer conn.Close()
 	if len(positional) == 1 {
@@ -322,10 +337,19 @@ func runWork(ctx context.Context, app *App, args []string) int {
 	defer stopSignals()
 
 	err = worker.Run(ctx)
-	if rc := laraq.ExitStatus(err); rc != 1 {
+	if rc := laraq.ExitStatus(err); rc == 0 || rc == laraq.ExitMemoryLimit {
 		return rc
 	}
-	return app.errorf("%v", err)
+	return workFailed(app, err)
+}
+
+// workFailed prints err, the one line `work` ends with when it could not work, and
+// returns its exit status: laraq.ExitRedisSetup (3) for a Redis setup no retry fixes
+// (refused credentials, a replica, a Cluster slot clash, a command the ACL user may not
+// run, ...), so that a supervisor can tell it from a crash, else 1.
+func workFailed(app *App, err error) int {
+	app.errorf("%s", strings.TrimPrefix(err.Error(), "laraq: ")) // the line starts with the command's name already
+	return max(laraq.ExitStatus(err), 1)
 }
 
 // warnGuessedRelease says that the release is a guess. With the application's directory
@@ -357,6 +381,11 @@ func (w *workFlags) config() (laraq.WorkerConfig, error) {
 	cfg.TimeoutReleases = w.timeoutRelease
 	cfg.ShutdownGrace = seconds(w.shutdownGrace)
 	cfg.AckReplicas, cfg.AckReplicasTimeout = w.ackReplicas, seconds(w.ackTimeout)
+	cfg.ReadOnlyGrace = seconds(w.readOnlyGrace)
+	if w.readOnlyGrace == 0 {
+		cfg.ReadOnlyGrace = -1
+	}
+	cfg.SkippedQueueRetry = seconds(w.skippedRetry)
 	if w.tries == 0 {
 		cfg.Tries = laraq.UnlimitedTries // queue:work --tries=0
 	}
@@ -372,8 +401,10 @@ func (w *workFlags) config() (laraq.WorkerConfig, error) {
 		return cfg, fmt.Errorf("--retry-after %d: want 1 or more seconds", w.retryAfter)
 	case w.ackReplicas < 0 || w.ackTimeout <= 0:
 		return cfg, fmt.Errorf("--ack-replicas %d, --ack-replicas-timeout %v: want 0 or more replicas, more than 0 seconds", w.ackReplicas, w.ackTimeout)
-	case w.timeout < 0, w.sleep < 0, w.rest < 0, w.memory < 0, w.maxJobs < 0, w.maxTime < 0, w.shutdownGrace < 0:
-		return cfg, errors.New("--timeout, --sleep, --rest, --memory, --max-jobs, --max-time and --shutdown-grace must not be negative")
+	case w.timeout < 0, w.sleep < 0, w.rest < 0, w.memory < 0, w.maxJobs < 0, w.maxTime < 0, w.shutdownGrace < 0, w.readOnlyGrace < 0:
+		return cfg, errors.New("--timeout, --sleep, --rest, --memory, --max-jobs, --max-time, --shutdown-grace and --readonly-grace must not be negative")
+	case w.skippedRetry <= 0:
+		return cfg, fmt.Errorf("--skipped-queue-retry %v: want more than 0 seconds", w.skippedRetry)
 	}
 	for _, part := range strings.Split(w.backoff, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(part))

@@ -2,9 +2,10 @@
 // registry (no global state), over HTTP (`--metrics-addr :9090`: /metrics and /healthz).
 //
 // The worker feeds it its events (laraq.WorkerConfig{OnEvent: m.OnEvent}), one per thing
-// it did; each names its Kind (the worker's event names: processing, processed, failed, released, exception, timed_out, migrated,
-// handed_back, invalid, unknown_properties) plus a Loop heartbeat per worker-loop iteration (and every few
-// seconds while the loop waits). From them come:
+// it did; each names its Kind (the worker's event names: processing, processed, failed,
+// released, exception, timed_out, migrated, handed_back, invalid, unknown_properties,
+// queue_skipped, queue_resumed) plus a Loop heartbeat per worker-loop iteration (and
+// every few seconds while the loop waits). From them come:
 //
 //	laraq_jobs_processed_total{queue,class}      handler returned without error
 //	laraq_jobs_failed_total{queue,class}         failed and written to the failed store
@@ -20,6 +21,8 @@
 //	                                             from="delayed": due delayed jobs
 //	laraq_job_duration_seconds{queue,class,outcome}  handler run time per attempt
 //	laraq_jobs_running{queue}                    handlers running now
+//	laraq_queue_skipped{queue}                   1 while the queue is skipped because a key
+//	                                             of it holds the wrong type, 0 once resumed
 //	laraq_worker_last_loop_timestamp_seconds, laraq_redis_last_ok_timestamp_seconds
 //
 // class is the job's name as Laravel reports it (displayName). With a QueueSizer
@@ -46,5 +49,12 @@
 // policy ("OOM command not allowed…"), keeps /healthz at 503 with
 // "redis_refuses_pops": true and the reason "cannot take jobs: redis is out of memory…"
 // although it answers the ping: the worker takes no job until memory is freed and a
-// pop succeeds.
+// pop succeeds. So does a replica refusing the pops with READONLY while the worker waits
+// out a failover (WorkerConfig.ReadOnlyGrace).
+//
+// A queue the worker skips because a key of it holds the wrong type is named, with why,
+// under "skipped_queues". A worker that skips some of its queues stays healthy (200): it
+// works the others, and a restart would not repair the key; laraq_queue_skipped is the
+// alarm. One that skips every queue answers 503, "cannot take jobs: every queue is
+// skipped …".
 package metrics

@@ -49,8 +49,9 @@ func (m *Metrics) Check(ctx context.Context) Health {
 		h.Reason = "redis unreachable: " + shortError(err)
 		return h
 	}
-	if h.Refused {
-		// Redis answers a PING but refuses every pop: still no job can be taken.
+	if h.blocked {
+		// Redis answers a PING but refuses every pop, or every queue is skipped: still
+		// no job can be taken.
 		return h
 	}
 	// Redis answers now: an error the loop saw earlier is over.

@@ -3,6 +3,7 @@ package metrics
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -45,9 +46,14 @@ const (
 	// type takes.
 	UnknownProperties Kind = "unknown_properties"
 	// Loop is the worker loop's heartbeat: one per iteration and at least every few
-	// seconds while it waits, with Err set while Redis does not answer. It alone feeds
-	// /healthz.
+	// seconds while it waits, with Err set while Redis does not answer, refuses the
+	// pops, or every queue is skipped. It feeds /healthz.
 	Loop Kind = "loop"
+	// QueueSkipped: a key of Queue holds the wrong type, so the worker skips the queue
+	// (Err says which key); QueueResumed: it takes the queue's jobs again. They set
+	// laraq_queue_skipped and the skipped queues /healthz names.
+	QueueSkipped Kind = "queue_skipped"
+	QueueResumed Kind = "queue_resumed"
 )
 
 // Event is one thing the worker did.
@@ -75,7 +81,8 @@ type Event struct {
 	Count int
 	From  string
 	// Err is set on a Loop event while Redis does not answer, or refuses the pops (out
-	// of memory).
+	// of memory, a read-only replica), or every queue is skipped; on QueueSkipped it says
+	// why.
 	Err error
 	// Time is when it happened. Default: Config.Now().
 	Time time.Time
@@ -134,14 +141,16 @@ type Metrics struct {
 	migrated, middleware        *prometheus.CounterVec
 	duration                    *prometheus.HistogramVec
 	running                     *prometheus.GaugeVec
+	skipped                     *prometheus.GaugeVec
 	depth                       *depthCollector
 
 	mu        sync.Mutex
 	lastLoop  time.Time
 	lastRedis time.Time
 	lastErr   error
-	attempts  map[any]string // attempts running now -> their queue label
-	probing   *probe         // the Pinger call in flight, if any
+	attempts  map[any]string    // attempts running now -> their queue label
+	skips     map[string]string // queues skipped now -> why
+	probing   *probe            // the Pinger call in flight, if any
 }
 
 // New returns Metrics with every metric registered in a new registry.
@@ -178,6 +187,7 @@ func New(cfg Config) (*Metrics, error) {
 		cfg:        cfg,
 		registry:   prometheus.NewRegistry(),
 		attempts:   map[any]string{},
+		skips:      map[string]string{},
 		processed:  counter("jobs_processed_total", "Jobs whose handler returned without error.", job),
 		failed:     counter("jobs_failed_total", "Jobs failed and written to the failed-job store.", job),
 		released:   counter("jobs_released_total", "Jobs released back to the queue for another attempt.", job),
@@ -199,9 +209,13 @@ func New(cfg Config) (*Metrics, error) {
 		running: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Namespace: ns, Name: "jobs_running", Help: "Handlers running now.",
 		}, []string{"queue"}),
+		skipped: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: ns, Name: "queue_skipped",
+			Help: "1 while the worker skips the queue because one of its keys holds the wrong type (the log names it), 0 once it resumed.",
+		}, []string{"queue"}),
 	}
 	cs := []prometheus.Collector{m.processed, m.failed, m.released, m.exceptions, m.timedOut, m.handedBack,
-		m.invalid, m.unknownProperties, m.migrated, m.middleware, m.duration, m.running,
+		m.invalid, m.unknownProperties, m.migrated, m.middleware, m.duration, m.running, m.skipped,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Name: "worker_last_loop_timestamp_seconds",
 			Help: "Unix time of the worker loop's last heartbeat."}, func() float64 { return m.unix(&m.lastLoop) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Name: "redis_last_ok_timestamp_seconds",
@@ -278,6 +292,24 @@ func (m *Metrics) Observe(e Event) {
 		m.invalid.WithLabelValues(e.Queue).Inc()
 	case UnknownProperties:
 		m.unknownProperties.With(job).Add(float64(e.Count))
+	case QueueSkipped, QueueResumed:
+		m.mu.Lock()
+		if e.Kind == QueueSkipped {
+			why := "a key holds the wrong type"
+			var ce *rdb.ConfigError
+			switch {
+			case errors.As(e.Err, &ce) && ce.Key != "":
+				why = fmt.Sprintf("%s holds a %s, not a %s", ce.Key, ce.Type, ce.Want)
+			case e.Err != nil:
+				why = shortError(e.Err)
+			}
+			m.skips[e.Queue] = why
+			m.skipped.WithLabelValues(e.Queue).Set(1)
+		} else {
+			delete(m.skips, e.Queue)
+			m.skipped.WithLabelValues(e.Queue).Set(0)
+		}
+		m.mu.Unlock()
 	case Loop:
 		m.mu.Lock()
 		if e.Time.After(m.lastLoop) {
@@ -341,8 +373,18 @@ func (m *Metrics) track(e Event) {
 type Health struct {
 	Healthy bool `json:"healthy"`
 	// Refused says Redis answers but refuses the worker's pops (out of memory under
-	// maxmemory with noeviction): the worker cannot take jobs until memory is freed.
+	// maxmemory with noeviction, or a read-only replica during a failover): the worker
+	// cannot take jobs until that ends.
 	Refused bool `json:"redis_refuses_pops,omitempty"`
+	// Skipped names the queues the worker skips because a key of theirs holds the wrong
+	// type, each with why. A worker that skips some of its queues is healthy: it works
+	// the others, and restarting it would not repair the key (the metric
+	// laraq_queue_skipped and the log's ERROR line are the alarm). One that skips every
+	// queue is not: it cannot take a job (Reason says so).
+	Skipped map[string]string `json:"skipped_queues,omitempty"`
+	// blocked: Redis answers, yet the worker cannot take jobs (Refused, or every queue
+	// skipped), which a successful PING does not change.
+	blocked bool
 	// LoopAge and RedisAge are the seconds since the last heartbeat and the last Redis
 	// answer; -1 when there was none yet.
 	LoopAge  float64 `json:"worker_loop_age_seconds"`
@@ -360,6 +402,13 @@ func (m *Metrics) Health() Health {
 	now := m.cfg.Now()
 	m.mu.Lock()
 	loop, redisAt, lastErr := m.lastLoop, m.lastRedis, m.lastErr
+	var skipped map[string]string
+	if len(m.skips) > 0 {
+		skipped = make(map[string]string, len(m.skips))
+		for q, why := range m.skips {
+			skipped[q] = why
+		}
+	}
 	m.mu.Unlock()
 	age := func(t time.Time) float64 {
 		if t.IsZero() {
@@ -367,7 +416,7 @@ func (m *Metrics) Health() Health {
 		}
 		return now.Sub(t).Seconds()
 	}
-	h := Health{LoopAge: age(loop), RedisAge: age(redisAt)}
+	h := Health{LoopAge: age(loop), RedisAge: age(redisAt), Skipped: skipped}
 	max := m.cfg.HealthMaxAge
 	switch {
 	case loop.IsZero():
@@ -375,8 +424,14 @@ func (m *Metrics) Health() Health {
 	case now.Sub(loop) > max:
 		h.Reason = "worker loop stalled"
 	case rdb.IsOutOfMemory(lastErr):
-		h.Refused = true
+		h.Refused, h.blocked = true, true
 		h.Reason = "cannot take jobs: redis is out of memory (maxmemory with the noeviction policy) and refuses every pop until memory is freed: " + shortError(lastErr)
+	case rdb.RefusesPops(lastErr):
+		h.Refused, h.blocked = true, true
+		h.Reason = "cannot take jobs: redis is a read-only replica (a failover in progress?) and refuses every pop: " + shortError(lastErr)
+	case errors.Is(lastErr, laraq.ErrQueuesUnavailable):
+		h.blocked = true
+		h.Reason = "cannot take jobs: every queue is skipped because a key of it holds the wrong type (see skipped_queues)"
 	case lastErr != nil:
 		h.Reason = "redis unreachable: " + shortError(lastErr)
 	case redisAt.IsZero() || now.Sub(redisAt) > max:

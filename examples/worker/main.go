@@ -70,5 +70,5 @@ func main() {
 	if err != nil && laraq.ExitStatus(err) != 0 {
 		log.Print(err)
 	}
-	os.Exit(laraq.ExitStatus(err)) // 0, or 12 over the memory limit, as queue:work
+	os.Exit(laraq.ExitStatus(err)) // 0; 12 over the memory limit, as queue:work; 3 for a Redis setup no retry fixes
 }

@@ -12,13 +12,16 @@ type Event struct {
 	Time       time.Time // WorkerConfig.Now() when it happened
 	Connection string
 	Queue      string
-	// Job is the job concerned; nil for EventMigrated, EventInvalid and EventLoop, and
+	// Job is the job concerned; nil for EventMigrated, EventInvalid, EventLoop and the
+	// queue events (EventQueueSkipped, EventQueueResumed), and
 	// for EventFailed of a payload that could not be parsed (see Payload). Each attempt
 	// has its own *JobInfo, so the pointer tells the events of one attempt apart.
 	Job *JobInfo
 	// Err is the exception (EventException, EventTimedOut), the failure recorded in
-	// the failed store (EventFailed), or, for EventLoop, the error of the loop's last
-	// Redis call (nil once Redis answers again).
+	// the failed store (EventFailed), the refusal that made a queue skipped
+	// (EventQueueSkipped), or, for EventLoop, the error of the loop's last Redis call (nil
+	// once Redis answers again), or, when every queue is skipped, an error wrapping
+	// ErrQueuesUnavailable.
 	Err error
 	// Delay is the release delay (EventReleased, EventHandedBack: how long the queue is
 	// left alone).
@@ -124,6 +127,14 @@ const (
 	// returned, by a worker without the classes' facts (WorkerConfig.Classes), which
 	// check the types at start instead.
 	EventUnknownProperties
+	// EventQueueSkipped: a key of the queue holds the wrong type (WRONGTYPE), so the
+	// worker stops taking jobs from it, goes on with its other queues, and tries it
+	// again every WorkerConfig.SkippedQueueRetry; nothing is deleted. Err is the
+	// *rdb.ConfigError naming the key, its type and the fix. No Job.
+	EventQueueSkipped
+	// EventQueueResumed: a skipped queue's keys hold their types again and the worker
+	// takes its jobs again. No Job.
+	EventQueueResumed
 )
 
 func (k EventKind) String() string {
@@ -150,6 +161,10 @@ func (k EventKind) String() string {
 		return "loop"
 	case EventUnknownProperties:
 		return "unknown_properties"
+	case EventQueueSkipped:
+		return "queue_skipped"
+	case EventQueueResumed:
+		return "queue_resumed"
 	}
 	return fmt.Sprintf("EventKind(%d)", int(k))
 }

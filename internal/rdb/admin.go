@@ -42,7 +42,7 @@ func (r *RDB) BlockForNotify(ctx context.Context, queue string, timeout time.Dur
 			if ctxErr := ctx.Err(); ctxErr != nil {
 				return false, ctxErr
 			}
-			return false, fmt.Errorf("rdb: block on queue %q: %w", queue, err)
+			return false, fmt.Errorf("rdb: block on queue %q: %w", queue, r.queueError(ctx, queue, err))
 		}
 		if timeout > 0 {
 			remaining -= slice

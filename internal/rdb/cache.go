@@ -78,7 +78,7 @@ func (c *Cache) RestartTimestamp(ctx context.Context) (ts int64, ok bool, err er
 			return 0, false, nil
 		}
 		if err != nil {
-			return 0, false, fmt.Errorf("rdb: read restart signal %s: %w", key, err)
+			return 0, false, fmt.Errorf("rdb: read restart signal %s: %w", key, ConfigErrorOf(c.client, "", err))
 		}
 		ts, err = parseCacheInt(v)
 		if err != nil {
@@ -92,7 +92,7 @@ func (c *Cache) RestartTimestamp(ctx context.Context) (ts int64, ok bool, err er
 	}
 	vals, err := c.mget(ctx, keys)
 	if err != nil {
-		return 0, false, fmt.Errorf("rdb: read restart signals %s: %w", strings.Join(keys, ", "), err)
+		return 0, false, fmt.Errorf("rdb: read restart signals %s: %w", strings.Join(keys, ", "), ConfigErrorOf(c.client, "", err))
 	}
 	for i, v := range vals {
 		s, set := v.(string)
@@ -139,7 +139,7 @@ func (c *Cache) Paused(ctx context.Context, connection string, queues []string) 
 	}
 	vals, err := c.mget(ctx, keys)
 	if err != nil {
-		return false, nil, fmt.Errorf("rdb: read pause flags: %w", err)
+		return false, nil, fmt.Errorf("rdb: read pause flags: %w", ConfigErrorOf(c.client, "", err))
 	}
 	paused = make([]bool, len(queues))
 	for s := range c.watched {

@@ -48,6 +48,21 @@
 // whose reservation expired and was migrated back. Unreserve (give a reserved job back
 // without spending the attempt) is laraq's own.
 //
+// A key of a queue that holds another type (a :notify list someone overwrote with a
+// string) fails Laravel's scripts after some of their writes, which Redis does not undo:
+// a pop reserves the job and counts its attempt, a migration drops the jobs it took. The
+// scripts here check the keys they write before their first write (key_types.lua) and
+// fail with "WRONGTYPE KEY holds a TYPE, not a WANT", having changed nothing.
+//
+// # Refusals no retry heals
+//
+// READONLY (a replica), CROSSSLOT (a Cluster and a queue name without hash tag), NOPERM
+// (an ACL user denied a command or key), an unknown command, NOSCRIPT after the EVAL
+// fallback and WRONGTYPE come back from the queue operations as a *ConfigError naming
+// the server, the queue, the key (and its type) and the fix; errors.Is tells the reasons
+// apart (ErrReadOnly, ...). Refused credentials are an *AuthError; out of memory
+// (IsOutOfMemory) heals by itself.
+//
 // Timestamps are integer Unix seconds passed in by the caller, which owns the clock.
 // Scripts run with EVALSHA and fall back to EVAL after NOSCRIPT (redis.Script.Run).
 package rdb

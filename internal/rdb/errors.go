@@ -12,7 +12,7 @@ import (
 // (never with their credentials).
 
 // AuthError is Redis refusing a connection's credentials (a wrong or missing
-// password, a disabled ACL user, a command the user may not run). Retrying cannot help:
+// password, a disabled ACL user). Retrying cannot help:
 // the worker stops with it and commands fail at once. Server names the server (host:port
 // and database), never the secret.
 type AuthError struct {
@@ -28,9 +28,12 @@ func (e *AuthError) Error() string {
 func (e *AuthError) Unwrap() error { return e.Err }
 
 // authErrorPrefixes are the replies of Redis 5–8 (and Valkey) to refused credentials.
-var authErrorPrefixes = []string{"WRONGPASS", "NOAUTH", "NOPERM", "ERR invalid password", "ERR AUTH", "ERR Client sent AUTH, but no password is set"}
+// NOPERM is not one: the credentials were accepted and the user may not run one command
+// or reach one key (a *ConfigError, ErrNoPermission), which another password would not
+// change.
+var authErrorPrefixes = []string{"WRONGPASS", "NOAUTH", "ERR invalid password", "ERR AUTH", "ERR Client sent AUTH, but no password is set"}
 
-// IsAuthError reports whether err is Redis refusing credentials or permissions.
+// IsAuthError reports whether err is Redis refusing credentials.
 func IsAuthError(err error) bool {
 	var re redis.Error
 	if !errors.As(err, &re) {
@@ -78,4 +81,12 @@ func ServerOf(c redis.UniversalClient) string {
 		return "ring"
 	}
 	return fmt.Sprintf("%T", c)
+}
+
+// ViaSentinel reports whether c reaches its master through Sentinel: go-redis' failover
+// client, also wrapped (laravel.Connect names it). A READONLY from such a client is a
+// failover under way, since the Sentinels name the master it talks to.
+func ViaSentinel(c redis.UniversalClient) bool {
+	cl, ok := c.(interface{ Options() *redis.Options })
+	return ok && cl.Options().Addr == "FailoverClient"
 }

@@ -11,18 +11,30 @@
 -- count-1 (the same members: a range starting at -inf is a prefix of the rank order,
 -- ties broken by member bytes, so equal scores beyond the limit stay); RPUSH ready the
 -- members in score order, in slices of 100; one "1" pushed to notify per member moved.
+--
+-- A key of the wrong type fails the migration before its first write, naming the key
+-- (key_types.lua, prepended): the source through ZRANGEBYSCORE, the ready and notify
+-- lists by a TYPE each when members are due. Laravel's script would have removed the
+-- members from the source and then failed to push them: jobs lost.
 -- Returns the number of members moved.
 
 local due
 local limit = tonumber(ARGV[2])
 if limit > 0 then
-  due = redis.call('zrangebyscore', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, limit)
+  due = redis.pcall('zrangebyscore', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, limit)
 else
-  due = redis.call('zrangebyscore', KEYS[1], '-inf', ARGV[1])
+  due = redis.pcall('zrangebyscore', KEYS[1], '-inf', ARGV[1])
+end
+if due.err then
+  return refused(due, KEYS[1], 'zset')
 end
 local n = #due
 if n == 0 then
   return 0
+end
+local bad = wrong_type(KEYS[2], 'list') or wrong_type(KEYS[3], 'list')
+if bad then
+  return bad
 end
 redis.call('zremrangebyrank', KEYS[1], 0, n - 1)
 local ones = {}

@@ -44,6 +44,12 @@
 -- order: job is the payload exactly as it was in the ready list; reserved is the
 -- re-encoded copy (false, a nil reply, when the job was invalid); reason is false, or the
 -- error text for an invalid job. An empty array when the ready list is empty.
+--
+-- A key of the wrong type (see key_types.lua, prepended) fails the pop before its first
+-- write with "WRONGTYPE KEY holds a TYPE, not a WANT": the ready list and the reserved
+-- zset through their first command (LRANGE, and ZADD, the first write), the notify list
+-- by a TYPE before that write when jobs were taken, the invalid list too when one of them
+-- is invalid. The ticket is laraq's own key. So a pop that fails has changed nothing.
 
 local function reserve(job)
   local payload = cjson.decode(job)
@@ -78,7 +84,10 @@ if ticket then
   end
 end
 
-local jobs = redis.call('lrange', KEYS[1], 0, tonumber(ARGV[2]) - 1)
+local jobs = redis.pcall('lrange', KEYS[1], 0, tonumber(ARGV[2]) - 1)
+if jobs.err then
+  return refused(jobs, KEYS[1], 'list')
+end
 local n = #jobs
 local out, zadd, invalid = {}, {}, {}
 for i = 1, n do
@@ -97,8 +106,17 @@ for i = 1, n do
   end
 end
 
+if n > 0 then
+  local bad = wrong_type(KEYS[3], 'list') or (#invalid > 0 and wrong_type(KEYS[4], 'list'))
+  if bad then
+    return bad
+  end
+end
 if #zadd > 0 then
-  redis.call('zadd', KEYS[2], unpack(zadd))
+  local added = redis.pcall('zadd', KEYS[2], unpack(zadd))
+  if type(added) == 'table' then
+    return refused(added, KEYS[2], 'zset')
+  end
 end
 if #invalid > 0 then
   redis.call('rpush', KEYS[4], unpack(invalid))

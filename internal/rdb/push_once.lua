@@ -10,7 +10,15 @@
 -- is pushed as push.lua pushes one; otherwise nothing. A push that must be retried after
 -- an error (its reply lost, or go-redis re-sending it on a new connection) cannot then
 -- make the job ready twice. Returns 1 when pushed, 0 when the guard was there.
+--
+-- A ready or notify list of the wrong type fails the push before the guard is set
+-- (key_types.lua, prepended): a guard set by a push that then failed would make its
+-- retry answer "already pushed", and the job would be lost.
 
+local bad = wrong_type(KEYS[1], 'list') or wrong_type(KEYS[2], 'list')
+if bad then
+  return bad
+end
 if not redis.call('set', KEYS[3], '1', 'NX', 'EX', ARGV[2]) then
   return 0
 end

@@ -30,7 +30,7 @@ func (r *RDB) PushOnce(ctx context.Context, queue string, payload []byte, id str
 	}
 	n, err := pushOnceScript.Run(ctx, r.client, []string{k.Queue, k.Notify, k.PushGuard(id)}, payload, secs).Int64()
 	if err != nil {
-		return false, fmt.Errorf("rdb: push to queue %q: %w", queue, err)
+		return false, fmt.Errorf("rdb: push to queue %q: %w", queue, r.queueError(ctx, queue, err))
 	}
 	return n == 1, nil
 }
@@ -164,7 +164,7 @@ func (r *RDB) pop(ctx context.Context, queue string, reserveUntil int64, max int
 		res, err = r.runPop(ctx, withTicket, reserveUntil, max, t.Seq, keep)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("rdb: pop from queue %q: %w", queue, err)
+		return nil, fmt.Errorf("rdb: pop from queue %q: %w", queue, r.queueError(ctx, queue, err))
 	}
 	return popJobs(res, queue, k)
 }
@@ -190,7 +190,7 @@ func (r *RDB) Release(ctx context.Context, queue string, reserved []byte, availa
 		})
 	}
 	if err != nil {
-		return false, fmt.Errorf("rdb: release job on queue %q: %w", queue, err)
+		return false, fmt.Errorf("rdb: release job on queue %q: %w", queue, r.queueError(ctx, queue, err))
 	}
 	return n == 1, nil
 }
@@ -207,7 +207,7 @@ func (r *RDB) DeleteReserved(ctx context.Context, queue string, reserved []byte)
 	k := r.keysOf(queue)
 	n, err := r.client.ZRem(ctx, k.Reserved, reserved).Result()
 	if err != nil {
-		return false, fmt.Errorf("rdb: delete reserved job on queue %q: %w", queue, err)
+		return false, fmt.Errorf("rdb: delete reserved job on queue %q: %w", queue, r.queueError(ctx, queue, err))
 	}
 	return n == 1, nil
 }
@@ -222,7 +222,7 @@ func (r *RDB) Unreserve(ctx context.Context, queue string, job, reserved []byte)
 	k := r.keysOf(queue)
 	n, err := unreserveScript.Run(ctx, r.client, []string{k.Queue, k.Reserved, k.Notify}, reserved, job).Int64()
 	if err != nil {
-		return false, fmt.Errorf("rdb: unreserve job on queue %q: %w", queue, err)
+		return false, fmt.Errorf("rdb: unreserve job on queue %q: %w", queue, r.queueError(ctx, queue, err))
 	}
 	return n == 1, nil
 }
@@ -271,7 +271,7 @@ func (r *RDB) MigrateExpired(ctx context.Context, from Zset, queue string, now i
 	}
 	n, err := migrateScript.Run(ctx, r.client, []string{src, k.Queue, k.Notify}, now, limit).Int64()
 	if err != nil {
-		return 0, fmt.Errorf("rdb: migrate %s jobs on queue %q: %w", from, queue, err)
+		return 0, fmt.Errorf("rdb: migrate %s jobs on queue %q: %w", from, queue, r.queueError(ctx, queue, err))
 	}
 	return n, nil
 }

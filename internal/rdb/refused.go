@@ -18,3 +18,11 @@ func IsOutOfMemory(err error) bool {
 	var re redis.Error
 	return errors.As(err, &re) && strings.HasPrefix(re.Error(), "OOM ")
 }
+
+// RefusesPops reports whether err is Redis answering but refusing the writes a pop
+// makes: out of memory (IsOutOfMemory) or a read-only replica (ErrReadOnly, a failover
+// in progress or a worker pointed at a replica). A PING still succeeds meanwhile, so
+// that it does not say the worker can take jobs again.
+func RefusesPops(err error) bool {
+	return IsOutOfMemory(err) || errors.Is(err, ErrReadOnly) || reasonOf(err) == ErrReadOnly
+}

@@ -14,16 +14,18 @@ import (
 // slot when the queue name carries a hash tag (Options.ClusterHashTags).
 
 var (
+	//go:embed key_types.lua
+	keyTypesSrc string
 	//go:embed push.lua
 	pushSrc string
 	//go:embed pop.lua
-	popSrc string
+	popBody string
 	//go:embed migrate.lua
-	migrateSrc string
+	migrateBody string
 	//go:embed release.lua
-	releaseSrc string
+	releaseBody string
 	//go:embed unreserve.lua
-	unreserveSrc string
+	unreserveBody string
 	//go:embed sizes.lua
 	sizesSrc string
 	//go:embed clear.lua
@@ -33,7 +35,17 @@ var (
 	//go:embed requeue_invalid.lua
 	requeueInvalidSrc string
 	//go:embed push_once.lua
-	pushOnceSrc string
+	pushOnceBody string
+)
+
+// The scripts that write more than one key of a queue start with key_types.lua's
+// functions, which make a key of the wrong type fail them before their first write.
+var (
+	popSrc       = keyTypesSrc + popBody
+	migrateSrc   = keyTypesSrc + migrateBody
+	releaseSrc   = keyTypesSrc + releaseBody
+	unreserveSrc = keyTypesSrc + unreserveBody
+	pushOnceSrc  = keyTypesSrc + pushOnceBody
 )
 
 var (

@@ -9,9 +9,20 @@
 --
 -- Effect: ZREM reserved ARGV[1]; only if that removed it: LPUSH ready ARGV[2] and
 -- RPUSH notify "1" (the job is ready again, so it gets its token back).
+-- A key of the wrong type fails it before its first write, naming the key
+-- (key_types.lua, prepended): the ready and notify lists by a TYPE each, the reserved
+-- zset through its ZREM; else a job taken from :reserved could not be pushed back.
 -- Returns 1 when the job was given back, 0 when the reservation was gone.
 
-if redis.call('zrem', KEYS[2], ARGV[1]) == 0 then
+local bad = wrong_type(KEYS[1], 'list') or wrong_type(KEYS[3], 'list')
+if bad then
+  return bad
+end
+local removed = redis.pcall('zrem', KEYS[2], ARGV[1])
+if type(removed) == 'table' then
+  return refused(removed, KEYS[2], 'zset')
+end
+if removed == 0 then
   return 0
 end
 redis.call('lpush', KEYS[1], ARGV[2])

@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"runtime/metrics"
@@ -63,6 +64,8 @@ type fetchRun struct {
 	owner   string      // names this run's pop tickets
 	popSeq  int64       // the sequence number of the next pop's ticket
 	pending *pendingPop // a pop whose reply was lost, to settle before the next
+
+	refusals
 }
 
 // loop takes jobs until it should stop and returns why (nil: ctx cancelled).
@@ -102,18 +105,14 @@ func (f *fetcher) loop(l *fetchRun) error {
 		}
 
 		got, active, err := f.fetch(l, n)
-		if rdb.IsAuthError(err) {
-			// A wrong password does not get better by retrying: stop, naming the server.
-			f.giveBack(l, n)
-			l.redisCall(l.ctx, err)
-			f.beat(l)
-			return rdb.AuthErrorOf(f.cfg.Client, err)
-		}
 		if err != nil {
-			redisFails++
 			f.giveBack(l, n)
 			l.redisCall(l.ctx, err)
 			f.beat(l)
+			if stop := f.refused(l, err); stop != nil {
+				return stop
+			}
+			redisFails++
 			d := retryDelay(redisFails)
 			f.log.Error("taking jobs from redis failed; retrying", "err", err, "retry_in", d, "failures", redisFails)
 			f.wait(l, d)
@@ -122,7 +121,7 @@ func (f *fetcher) loop(l *fetchRun) error {
 		if active != "" {
 			l.redisCall(l.ctx, nil)
 		}
-		redisFails = 0
+		redisFails, l.failingSince = 0, time.Time{}
 		if got > 0 {
 			l.taken += got
 			f.giveBack(l, n-got)
@@ -130,9 +129,15 @@ func (f *fetcher) loop(l *fetchRun) error {
 		}
 		f.giveBack(l, n)
 		if f.cfg.StopWhenEmpty {
+			// A skipped queue is not known to be empty.
+			if err := f.skippedError(l); err != nil {
+				return err
+			}
 			return ErrQueueEmpty
 		}
-		f.idle(l, active)
+		if err := f.idle(l, active); err != nil {
+			return err
+		}
 	}
 }
 
@@ -198,7 +203,7 @@ func (f *fetcher) heartbeat(ctx context.Context, l *fetchRun) {
 		pctx, cancel := context.WithTimeout(ctx, heartbeatInterval)
 		err := f.cfg.RDB.Client().Ping(pctx).Err()
 		cancel()
-		if err == nil && rdb.IsOutOfMemory(l.redisErr) {
+		if err == nil && rdb.RefusesPops(l.redisErr) {
 			err = l.redisErr // a PING writes nothing: Redis refuses pops until one succeeds
 		}
 		l.redisCall(ctx, err)
@@ -206,9 +211,14 @@ func (f *fetcher) heartbeat(ctx context.Context, l *fetchRun) {
 	f.beat(l)
 }
 
-// beat emits EventLoop with what the loop last learnt of Redis.
+// beat emits EventLoop with what the loop last learnt of Redis, or, while Redis answers
+// but every queue is skipped, why no job can be taken.
 func (f *fetcher) beat(l *fetchRun) {
-	f.emit(job.Event{Kind: job.EventLoop, Err: l.redisErr})
+	err := l.redisErr
+	if err == nil {
+		err = f.unworkable(l)
+	}
+	f.emit(job.Event{Kind: job.EventLoop, Err: err})
 }
 
 // checkStop evaluates the stop conditions PHP's stopIfNecessary checks after every
@@ -237,6 +247,9 @@ func (f *fetcher) checkStop(l *fetchRun) error {
 	l.redisCall(l.ctx, err)
 	switch {
 	case err != nil:
+		if stop := refusedSignal(err); stop != nil {
+			return stop
+		}
 		if l.ctx.Err() == nil {
 			f.log.Warn("reading the queue restart signal", "err", err)
 		}
@@ -249,6 +262,9 @@ func (f *fetcher) checkStop(l *fetchRun) error {
 	all, paused, err := cache.Paused(l.ctx, f.cfg.Connection, f.cfg.Queues)
 	l.redisCall(l.ctx, err)
 	if err != nil {
+		if stop := refusedSignal(err); stop != nil {
+			return stop
+		}
 		if l.ctx.Err() == nil {
 			f.log.Warn("reading the queue pause flags", "err", err)
 		}
@@ -284,42 +300,56 @@ func memoryInUse() uint64 {
 // anything else (see settlePop), so those jobs are run or handed back, never left
 // reserved with nobody to run them.
 func (f *fetcher) fetch(l *fetchRun, n int) (got int, active string, err error) {
-	if l.pending != nil {
-		return f.settlePop(l.ctx, l, n)
+	if p := l.pending; p != nil {
+		got, active, err = f.settlePop(l.ctx, l, n)
+		if f.skip(l, p.queue, err) {
+			// The jobs it may have reserved come back after retry_after.
+			l.pending = nil
+			return 0, "", nil
+		}
+		return got, active, err
 	}
 	defer func() { l.woken = false }()
 	wall := time.Now()
 	for _, q := range f.cfg.Queues {
-		if l.paused[q] {
+		if l.paused[q] || l.leftAlone(q, wall) || l.skipping(q, wall) {
 			continue
 		}
-		if l.leftAlone(q, wall) {
-			continue
-		}
-		if active == "" {
-			active = q
-		}
-		if !l.woken {
+		// A skipped queue's try migrates too: its :delayed or :reserved may be the key
+		// that is broken.
+		if !l.woken || l.skipped[q] != nil {
 			if err := f.migrate(l, q); err != nil {
-				return 0, active, err
+				if f.skip(l, q, err) {
+					continue
+				}
+				return 0, cmp.Or(active, q), err
 			}
 		}
 		now := f.cfg.Now().Unix()
 		sent := time.Now()
 		jobs, err := f.cfg.RDB.PopTicket(l.ctx, q, now+f.cfg.RetryAfter, n, f.ticket(l))
 		if err != nil {
-			if rdb.IsOutOfMemory(err) {
-				// Redis refused the pop (maxmemory, noeviction): it reserved nothing and
-				// there is no reply to ask for again.
-				return 0, active, err
+			if f.skip(l, q, err) {
+				continue
+			}
+			if rdb.IsOutOfMemory(err) || rdb.IsConfigError(err) {
+				// Redis refused the pop (maxmemory, a replica, a slot clash, an ACL
+				// user denied the script): it reserved nothing and there is no reply to
+				// ask for again.
+				return 0, cmp.Or(active, q), err
 			}
 			l.pending = &pendingPop{queue: q, max: n, expires: f.expiresAt(sent)}
 			if l.ctx.Err() != nil {
-				return 0, active, nil
+				return 0, cmp.Or(active, q), nil
 			}
-			return 0, active, err
+			return 0, cmp.Or(active, q), err
 		}
 		l.popSeq++
+		l.popSucceeded()
+		f.resume(l, q)
+		if active == "" {
+			active = q
+		}
 		if len(jobs) == 0 {
 			continue
 		}
@@ -394,7 +424,7 @@ func (f *fetcher) settleAtStop(l *fetchRun) {
 			return
 		}
 		d := retryDelay(n)
-		if l.ackCtx.Err() != nil || rdb.IsAuthError(err) || !time.Now().Add(d).Before(p.expires) {
+		if l.ackCtx.Err() != nil || rdb.IsAuthError(err) || rdb.IsConfigError(err) || !time.Now().Add(d).Before(p.expires) {
 			f.log.Error("a pop's reply was lost and Redis did not answer again before the worker stopped; its jobs, if any, stay reserved until retry_after",
 				"queue", p.queue, "err", err)
 			return
@@ -463,16 +493,17 @@ func (f *fetcher) migrate(l *fetchRun, q string) error {
 }
 
 // idle waits after a round in which no queue had a job: on the notify list of the
-// first active queue when BlockFor is set, else Sleep.
-func (f *fetcher) idle(l *fetchRun, active string) {
+// first active queue when BlockFor is set, else Sleep. It returns the error Run stops
+// with when Redis refused the wait for a reason no retry heals.
+func (f *fetcher) idle(l *fetchRun, active string) error {
 	if f.cfg.BlockFor == nil || active == "" {
 		d := f.cfg.Sleep
 		if active == "" {
-			// Every queue is paused or left alone: look again soon.
+			// Every queue is paused, left alone or skipped: look again soon.
 			d = min(f.pauseSleep(), f.cfg.UnhandledDelay)
 		}
 		f.wait(l, d)
-		return
+		return nil
 	}
 	wait := *f.cfg.BlockFor
 	if wait == 0 || wait > rdb.BlockSlice {
@@ -480,7 +511,10 @@ func (f *fetcher) idle(l *fetchRun, active string) {
 	}
 	got, err := f.cfg.RDB.BlockForNotify(l.ctx, active, wait)
 	l.redisCall(l.ctx, err)
-	if err != nil && l.ctx.Err() == nil {
+	if err != nil && l.ctx.Err() == nil && !f.skip(l, active, err) {
+		if stop := f.refused(l, err); stop != nil {
+			return stop
+		}
 		f.log.Warn("waiting for jobs failed", "queue", active, "err", err)
 		f.beat(l)
 		l.sleep(l.ctx, retryMin)
@@ -488,6 +522,7 @@ func (f *fetcher) idle(l *fetchRun, active string) {
 	// A token means a job was just pushed: pop it at once, as PHP does after BLPOP,
 	// without first running a migration that happens to be due.
 	l.woken = got
+	return nil
 }
 
 // pauseSleep is how long a paused worker waits between checks (PHP: --sleep, or 1 s).

@@ -70,6 +70,8 @@ type Config struct {
 	MaxJobs              int
 	MaxTime              time.Duration
 	StopWhenEmpty        bool
+	ReadOnlyGrace        time.Duration // how long READONLY after a pop succeeded is retried; negative: not at all
+	SkippedQueueRetry    time.Duration // how often a queue skipped for a key of the wrong type is tried again
 	Rest                 time.Duration
 	MemoryLimit          int64
 	SignalInterval       time.Duration

@@ -111,7 +111,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		r.slots <- struct{}{}
 	}
 	l := &fetchRun{run: r, owner: uuid.NewString(), popSeq: 1, start: w.cfg.Now(), paused: map[string]bool{},
-		migratedAt: map[string]time.Time{}}
+		migratedAt: map[string]time.Time{}, refusals: refusals{skipped: map[string]*skippedQueue{}}}
 	stopAcks := w.acks.start(r.ackCtx)
 	defer stopAcks()
 	defer w.watch.start(r)()
