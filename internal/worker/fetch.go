@@ -437,11 +437,11 @@ func (f *fetcher) settleAtStop(l *fetchRun) {
 // settleMargin is the least reservation time a settled job must have left to be run.
 const settleMargin = 5 * time.Second
 
-// start runs popped jobs, one goroutine each.
+// start hands popped jobs to the goroutines of the slots they took (run.serve).
 func (f *fetcher) start(l *fetchRun, q string, jobs []rdb.PoppedJob, expires time.Time) {
 	for _, p := range jobs {
 		l.wg.Add(1)
-		go f.processor.work(l.run, q, p, expires)
+		l.tasks <- task{queue: q, popped: p, expires: expires}
 	}
 }
 

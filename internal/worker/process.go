@@ -7,7 +7,6 @@ import (
 
 	"github.com/laraq/laraq/failed"
 	"github.com/laraq/laraq/internal/job"
-	"github.com/laraq/laraq/internal/rdb"
 	"github.com/laraq/laraq/payload"
 )
 
@@ -32,23 +31,25 @@ type processor struct {
 const failedLookupTimeout = 5 * time.Second
 
 // work runs one popped job and then frees its slot, unless a handler that outlived its
-// context was taken over (see runner.run): the takeover frees the slot then.
-func (p *processor) work(r *run, queue string, popped rdb.PoppedJob, expires time.Time) {
-	a := &attempt{queue: queue, popped: popped}
-	a.extendTo(expires)
+// context was taken over (see runner.run): the takeover freed the slot, and work
+// reports that the goroutine is gone.
+func (p *processor) work(r *run, t task) (gone bool) {
+	a := &attempt{queue: t.queue, popped: t.popped}
+	a.extendTo(t.expires)
 	var env *payload.Envelope
 	var err error
-	if popped.Invalid == nil {
+	if t.popped.Invalid == nil {
 		// Parsed once, here, for Horizon's reserved record and for the run.
-		env, err = payload.Parse(popped.Job)
+		env, err = payload.Parse(t.popped.Job)
 	}
 	if err == nil && env != nil {
 		p.books.jobReserved(r.ackCtx, a, env)
 	}
 	if p.process(r, a, env, err) {
-		return
+		return true
 	}
 	r.finish(p.cfg.Rest)
+	return false
 }
 
 // process follows Worker::process for one job, whose payload parsed to env (or failed

@@ -128,6 +128,13 @@ type run struct {
 	wg    sync.WaitGroup
 	wake  chan struct{} // Resume nudges a sleeping loop
 
+	// The jobs popped are worked by one goroutine per slot, which lives as long as
+	// Run: a goroutine per job would cost its start and the growth of its stack every
+	// time.
+	tasks chan task                // popped jobs waiting for a goroutine (no more than the slots)
+	work  func(t task) (gone bool) // works t; gone: its handler was taken over (watch)
+	quit  chan struct{}            // closed when Run returns: idle goroutines end
+
 	mu           sync.Mutex
 	handBackTill map[string]time.Time // queues left to PHP workers after a hand-back
 }
@@ -146,6 +153,28 @@ func (r *run) sleep(ctx context.Context, d time.Duration) bool {
 	case <-r.wake:
 	}
 	return false
+}
+
+// task is a popped job for a goroutine to work.
+type task struct {
+	queue   string
+	popped  rdb.PoppedJob
+	expires time.Time // when its reservation expires, on the wall clock
+}
+
+// serve works tasks until Run ends, or until the handler of one outlived its context
+// and was taken over: the watch that took it over started another serve for the slot.
+func (r *run) serve() {
+	for {
+		select {
+		case t := <-r.tasks:
+			if r.work(t) {
+				return
+			}
+		case <-r.quit:
+			return
+		}
+	}
 }
 
 // finish frees a job's slot after rest (--rest) and marks the job done for Run.

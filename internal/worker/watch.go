@@ -185,7 +185,7 @@ func (w *watch) tick(r *run, now time.Time) time.Time {
 
 // takeOver settles a job whose handler outlived its context by abandonWait: the timeout
 // rules, or, at the hard stop, nothing (the job stays reserved until retry_after), and
-// frees its slot. Whatever the handler returns later is only logged (runner.run).
+// frees its slot, with a new goroutine for it. Whatever the handler returns later is only logged (runner.run).
 func (w *watch) takeOver(r *run, a *attempt) {
 	w.abandoned.Add(1)
 	if errors.Is(a.hctx.Err(), context.DeadlineExceeded) {
@@ -194,6 +194,7 @@ func (w *watch) takeOver(r *run, a *attempt) {
 		w.log.Warn("job still running at shutdown; it stays reserved until retry_after",
 			"job", a.job.Name, "id", a.job.ID, "queue", a.queue)
 	}
+	go r.serve() // the slot's goroutine is the abandoned handler's
 	r.finish(w.cfg.Rest)
 }
 

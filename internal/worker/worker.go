@@ -105,10 +105,15 @@ func (w *Worker) Run(ctx context.Context) error {
 		ackCtx:       ackCtx,
 		slots:        make(chan struct{}, w.cfg.Concurrency),
 		wake:         w.wake,
+		tasks:        make(chan task, w.cfg.Concurrency),
+		quit:         make(chan struct{}),
 		handBackTill: map[string]time.Time{},
 	}
+	r.work = func(t task) bool { return w.fetcher.processor.work(r, t) }
+	defer close(r.quit)
 	for range w.cfg.Concurrency {
 		r.slots <- struct{}{}
+		go r.serve()
 	}
 	l := &fetchRun{run: r, owner: uuid.NewString(), popSeq: 1, start: w.cfg.Now(), paused: map[string]bool{},
 		migratedAt: map[string]time.Time{}, refusals: refusals{skipped: map[string]*skippedQueue{}}}
