@@ -69,7 +69,7 @@ fuzz-long: ## run each fuzz target for LONGFUZZ (5m)
 # The speed targets as ratios measured in one run (scripts/bench.sh): ROUNDS=1 for a quick
 # look, JOBS for the drains' size.
 ROUNDS ?= 5
-JOBS   ?= 20000
+JOBS   ?= 50000
 
 bench: ## the speed targets: codec, worker, asynq, PHP, Horizon; medians of ROUNDS (5) runs, met/MISSED
 	ROUNDS=$(ROUNDS) JOBS=$(JOBS) ./scripts/bench.sh

@@ -25,14 +25,14 @@
 # Ends with the issue's targets (value, limit, met/MISSED); with BENCH_TARGETS=FILE they
 # are also appended to FILE as "name|value|limit|verdict" lines (scripts/bench.sh).
 #
-# Usage: scripts/bench-worker.sh [JOBS [ROUNDS]]   (default 20000 5; ROUNDS=1 for a quick look)
+# Usage: scripts/bench-worker.sh [JOBS [ROUNDS]]   (default 50000 5; ROUNDS=1 for a quick look)
 # Environment: PHP_JOBS (default JOBS), LATENCY_JOBS (default 2000), BENCH_PROFILE=DIR
 # writes a CPU and an allocation profile of each laraq drain of the last round to DIR
 # (go tool pprof). Needs go, php (scripts/install-peers.sh), redis-server, redis-cli.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
-jobs="${1:-${JOBS:-20000}}"
+jobs="${1:-${JOBS:-50000}}"
 rounds="${2:-${ROUNDS:-5}}"
 php_jobs="${PHP_JOBS:-$jobs}"
 latency_jobs="${LATENCY_JOBS:-2000}"

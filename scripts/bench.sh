@@ -6,7 +6,7 @@
 # rounds, then one table of the targets: value, limit, met/MISSED.
 #
 # Usage: scripts/bench.sh   (make bench)
-# Environment: ROUNDS (default 5; ROUNDS=1 for a quick look), JOBS (default 20000, the
+# Environment: ROUNDS (default 5; ROUNDS=1 for a quick look), JOBS (default 50000, the
 # worker's drains), PHP_JOBS, LATENCY_JOBS (see bench-worker.sh), HORIZON_JOBS (default 5000).
 # Needs go, php with the Laravel peers (scripts/install-peers.sh), redis-server, redis-cli.
 set -euo pipefail
@@ -21,7 +21,7 @@ echo "== phpser against PHP (scripts/bench-phpser.sh)"
 ./scripts/bench-phpser.sh
 echo
 echo "== the worker against its yardsticks (scripts/bench-worker.sh)"
-./scripts/bench-worker.sh "${JOBS:-20000}"
+./scripts/bench-worker.sh "${JOBS:-50000}"
 echo
 echo "== Horizon's records (scripts/bench-horizon.sh)"
 ./scripts/bench-horizon.sh "${HORIZON_JOBS:-5000}"
