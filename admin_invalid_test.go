@@ -3,6 +3,8 @@ package laraq_test
 import (
 	"testing"
 
+	"github.com/laraq/laraq/internal/testkit"
+
 	"github.com/laraq/laraq"
 )
 
@@ -28,11 +30,11 @@ func TestWhyInvalid(t *testing.T) {
 // WhyInvalid agrees with Redis' own pop script on which payloads it cannot reserve.
 func TestWhyInvalidAgreesWithThePopScript(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
+	e := testkit.NewEnv(t)
 	for _, in := range []string{`not json`, `["a"]`, `{"job":"x"}`, `{"attempts":"2"}`, `{"attempts":" 0x1f "}`, `{"attempts":"2abc"}`,
 		`{"attempts":true}`, `{"attempts":0}`, `{"attempts":null}`, `{"attempts":{"a":1}}`, `{"attempts":1e3}`, `{}`, `""`, `12`} {
-		e.push("default", []byte(in))
-		_, _, err := e.rdb.Pop(e.ctx, "default", 0)
+		e.Push("default", []byte(in))
+		_, _, err := e.RDB.Pop(e.Ctx, "default", 0)
 		if (err != nil) != (laraq.WhyInvalid([]byte(in)) != "") {
 			t.Errorf("%s: pop script error %v, WhyInvalid %q", in, err, laraq.WhyInvalid([]byte(in)))
 		}

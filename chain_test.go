@@ -7,22 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraq/laraq/internal/testkit"
+
 	"github.com/laraq/laraq"
 
 	"github.com/laraq/laraq/phpser"
 )
-
-// pushChain queues ChainStep 1 with the given followers, as Bus::chain() would.
-func (e *env) pushChain(next ...any) {
-	e.t.Helper()
-	p, err := newDispatcher(e.client, dispatchSetup{Prefix: e.prefix, Now: e.clock.Now})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	if _, err := p.Dispatch(e.ctx, wChainStep{Step: 1}, laraq.Chain(next...)); err != nil {
-		e.t.Fatal(err)
-	}
-}
 
 func TestChainContinuesOnlyAfterSuccess(t *testing.T) {
 	for _, tc := range []struct {
@@ -37,11 +27,11 @@ func TestChainContinuesOnlyAfterSuccess(t *testing.T) {
 		{"error on the last try", errors.New("boom"), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t)
-			e.pushChain(wChainStep{Step: 2}, wChainStep{Step: 3})
+			e := testkit.NewEnv(t)
+			e.PushChain(testkit.WChainStep{Step: 2}, testkit.WChainStep{Step: 3})
 			var steps []int
 			reg := laraq.NewJobs()
-			register(reg, `App\Jobs\ChainStep`, func(ctx context.Context, cmd *wChainStep, job *laraq.JobInfo) error {
+			testkit.Register(reg, `App\Jobs\ChainStep`, func(ctx context.Context, cmd *testkit.WChainStep, job *laraq.JobInfo) error {
 				steps = append(steps, cmd.Step)
 				if cmd.Step == 1 {
 					return tc.ret
@@ -51,9 +41,9 @@ func TestChainContinuesOnlyAfterSuccess(t *testing.T) {
 				}
 				return nil
 			})
-			cfg := e.config(reg)
+			cfg := e.Config(reg)
 			cfg.StopWhenEmpty = true
-			e.runToEnd(e.consumer(cfg))
+			e.RunToEnd(e.Consumer(cfg))
 			want := []int{1}
 			if tc.continues {
 				want = []int{1, 2, 3}
@@ -67,27 +57,27 @@ func TestChainContinuesOnlyAfterSuccess(t *testing.T) {
 
 func TestChainDispatchErrorIsTheJobsException(t *testing.T) {
 	for _, tries := range []int{1, 2} {
-		e := newEnv(t)
+		e := testkit.NewEnv(t)
 		bad := phpser.NewObject(`App\Jobs\ChainStep`,
 			phpser.PublicProp("step", phpser.Int(1)),
 			phpser.PublicProp("chained", phpser.List(phpser.String("not serialized"))))
-		p, err := newDispatcher(e.client, dispatchSetup{Prefix: e.prefix})
+		p, err := testkit.NewDispatcher(e.Client, testkit.DispatchSetup{Prefix: e.Prefix})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := p.Dispatch(e.ctx, bad); err != nil {
+		if _, err := p.Dispatch(e.Ctx, bad); err != nil {
 			t.Fatal(err)
 		}
 		reg := laraq.NewJobs()
 		reg.HandleFunc(`App\Jobs\ChainStep`, func(ctx context.Context, job *laraq.JobInfo) error { return nil })
-		cfg := e.config(reg)
+		cfg := e.Config(reg)
 		cfg.Tries = new(tries)
 		cfg.MaxJobs = 1
-		if err := e.runToEnd(e.consumer(cfg)); !errors.Is(err, laraq.ErrMaxJobs) {
+		if err := e.RunToEnd(e.Consumer(cfg)); !errors.Is(err, laraq.ErrMaxJobs) {
 			t.Fatal(err)
 		}
-		recs := e.store.all()
-		delayed := e.zset("queues:default:delayed")
+		recs := e.Store.All()
+		delayed := e.ZSet("queues:default:delayed")
 		switch tries {
 		case 1:
 			if len(recs) != 1 || !strings.Contains(recs[0].Exception, `continuing the chain of App\Jobs\ChainStep: unserializing chained[0]: `) || len(delayed) != 0 {
@@ -99,19 +89,19 @@ func TestChainDispatchErrorIsTheJobsException(t *testing.T) {
 				t.Errorf("tries 2: records %+v, delayed %v", recs, delayed)
 			}
 		}
-		if len(e.zset("queues:default:reserved")) != 0 {
+		if len(e.ZSet("queues:default:reserved")) != 0 {
 			t.Error("job left reserved")
 		}
 	}
 }
 
 func TestChainToAnotherConnectionIsPushedHereWithAWarning(t *testing.T) {
-	e := newEnv(t)
+	e := testkit.NewEnv(t)
 	other := "redis-long"
-	e.pushChain(wChainStep{Step: 2, Queueable: laraq.Queueable{BusQueueable: laraq.BusQueueable{Connection: &other}}})
+	e.PushChain(testkit.WChainStep{Step: 2, Queueable: laraq.Queueable{BusQueueable: laraq.BusQueueable{Connection: &other}}})
 	reg := laraq.NewJobs()
 	var ran []string
-	register(reg, `App\Jobs\ChainStep`, func(ctx context.Context, cmd *wChainStep, job *laraq.JobInfo) error {
+	testkit.Register(reg, `App\Jobs\ChainStep`, func(ctx context.Context, cmd *testkit.WChainStep, job *laraq.JobInfo) error {
 		c := ""
 		if cmd.Connection != nil {
 			c = *cmd.Connection
@@ -119,13 +109,13 @@ func TestChainToAnotherConnectionIsPushedHereWithAWarning(t *testing.T) {
 		ran = append(ran, c)
 		return nil
 	})
-	cfg := e.config(reg)
+	cfg := e.Config(reg)
 	cfg.StopWhenEmpty = true
-	e.runToEnd(e.consumer(cfg))
+	e.RunToEnd(e.Consumer(cfg))
 	if len(ran) != 2 || ran[1] != other {
 		t.Errorf("ran with connections %q", ran)
 	}
-	if !strings.Contains(e.logs.String(), "names another queue connection") {
-		t.Errorf("no warning logged:\n%s", e.logs.String())
+	if !strings.Contains(e.Logs.String(), "names another queue connection") {
+		t.Errorf("no warning logged:\n%s", e.Logs.String())
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/laraq/laraq/internal/testkit"
+
 	"github.com/laraq/laraq"
 	"github.com/laraq/laraq/payload"
 	"github.com/laraq/laraq/phpser"
@@ -20,25 +22,25 @@ func TestCommandFollowsTheRelease(t *testing.T) {
 		job     any
 		want    string
 	}{
-		{"8.83", mxDefaults{Changed: "x"}, head + `16:{s:5:"tries";i:3;s:5:"label";s:7:"default";s:5:"count";i:0;s:7:"changed";s:1:"x";` +
+		{"8.83", testkit.MxDefaults{Changed: "x"}, head + `16:{s:5:"tries";i:3;s:5:"label";s:7:"default";s:5:"count";i:0;s:7:"changed";s:1:"x";` +
 			`s:9:"\0*\0secret";s:4:"keep";s:35:"\0App\Jobs\Matrix\DefaultsJob\0hidden";a:1:{i:0;i:1;}` +
 			`s:3:"job";N;s:10:"connection";N;s:5:"queue";N;s:15:"chainConnection";N;s:10:"chainQueue";N;s:19:"chainCatchCallbacks";N;` +
 			`s:5:"delay";N;s:11:"afterCommit";N;s:10:"middleware";a:0:{}s:7:"chained";a:0:{}}`},
-		{"9.3", mxDefaults{Changed: "x"}, head + `16:{s:5:"tries";i:3;`},
-		{"9.4", mxDefaults{Changed: "x"}, head + `1:{s:7:"changed";s:1:"x";}`},
-		{"13.26", mxDefaults{Changed: "x", Tries: 3, Label: "default"}, head + `1:{s:7:"changed";s:1:"x";}`},
-		{"13.26", mxDefaults{Changed: "x", Queueable: laraq.Queueable{BusQueueable: laraq.BusQueueable{DebounceOwner: "o", Queue: str("q")}}},
+		{"9.3", testkit.MxDefaults{Changed: "x"}, head + `16:{s:5:"tries";i:3;`},
+		{"9.4", testkit.MxDefaults{Changed: "x"}, head + `1:{s:7:"changed";s:1:"x";}`},
+		{"13.26", testkit.MxDefaults{Changed: "x", Tries: 3, Label: "default"}, head + `1:{s:7:"changed";s:1:"x";}`},
+		{"13.26", testkit.MxDefaults{Changed: "x", Queueable: laraq.Queueable{BusQueueable: laraq.BusQueueable{DebounceOwner: "o", Queue: testkit.Str("q")}}},
 			head + `3:{s:7:"changed";s:1:"x";s:5:"queue";s:1:"q";s:13:"debounceOwner";s:1:"o";}`},
 		// Not using SerializesModels: every property, 11.2's order, 13.24's additions.
-		{"11.1", mxChainStep{Step: int64(1)}, `O:18:"App\Jobs\ChainStep":11:{s:4:"step";i:1;s:3:"job";N;s:10:"connection";N;s:5:"queue";N;s:15:"chainConnection";N;`},
-		{"11.2", mxChainStep{Step: int64(1)}, `O:18:"App\Jobs\ChainStep":11:{s:4:"step";i:1;s:3:"job";N;s:10:"connection";N;s:5:"queue";N;s:5:"delay";N;`},
-		{"12.27", mxChainStep{Step: int64(1)}, `O:18:"App\Jobs\ChainStep":12:{s:4:"step";i:1;s:3:"job";N;s:10:"connection";N;s:5:"queue";N;s:5:"group";N;s:5:"delay";N;`},
-		{"13.24", mxChainStep{Step: int64(1)}, `s:12:"deduplicator";N;s:13:"debounceOwner";s:0:"";s:15:"uniqueLockOwner";s:0:"";s:5:"delay";N;`},
+		{"11.1", testkit.MxChainStep{Step: int64(1)}, `O:18:"App\Jobs\ChainStep":11:{s:4:"step";i:1;s:3:"job";N;s:10:"connection";N;s:5:"queue";N;s:15:"chainConnection";N;`},
+		{"11.2", testkit.MxChainStep{Step: int64(1)}, `O:18:"App\Jobs\ChainStep":11:{s:4:"step";i:1;s:3:"job";N;s:10:"connection";N;s:5:"queue";N;s:5:"delay";N;`},
+		{"12.27", testkit.MxChainStep{Step: int64(1)}, `O:18:"App\Jobs\ChainStep":12:{s:4:"step";i:1;s:3:"job";N;s:10:"connection";N;s:5:"queue";N;s:5:"group";N;s:5:"delay";N;`},
+		{"13.24", testkit.MxChainStep{Step: int64(1)}, `s:12:"deduplicator";N;s:13:"debounceOwner";s:0:"";s:15:"uniqueLockOwner";s:0:"";s:5:"delay";N;`},
 		// ModelIdentifier: collectionClass from 9.26.
-		{"9.25", mxModel{User: modelID(int64(3))}, `O:45:"Illuminate\Contracts\Database\ModelIdentifier":4:{`},
-		{"9.26", mxModel{User: modelID(int64(3))}, `s:10:"connection";s:12:"laraq_models";s:15:"collectionClass";N;}`},
+		{"9.25", testkit.MxModel{User: testkit.ModelID(int64(3))}, `O:45:"Illuminate\Contracts\Database\ModelIdentifier":4:{`},
+		{"9.26", testkit.MxModel{User: testkit.ModelID(int64(3))}, `s:10:"connection";s:12:"laraq_models";s:15:"collectionClass";N;}`},
 	} {
-		p, _ := newTestProducer(t, dispatchSetup{Release: mustRelease(t, tc.release)})
+		p, _ := newTestProducer(t, testkit.DispatchSetup{Release: testkit.MustRelease(t, tc.release)})
 		m, err := p.Prepare(tc.job)
 		if err != nil {
 			t.Fatalf("%s %T: %v", tc.release, tc.job, err)
@@ -49,14 +51,14 @@ func TestCommandFollowsTheRelease(t *testing.T) {
 	}
 
 	// The same values for a property 12.x does not have are refused.
-	p, _ := newTestProducer(t, dispatchSetup{Release: mustRelease(t, "12.67")})
-	job := mxDefaults{Queueable: laraq.Queueable{BusQueueable: laraq.BusQueueable{UniqueLockOwner: "o"}}}
+	p, _ := newTestProducer(t, testkit.DispatchSetup{Release: testkit.MustRelease(t, "12.67")})
+	job := testkit.MxDefaults{Queueable: laraq.Queueable{BusQueueable: laraq.BusQueueable{UniqueLockOwner: "o"}}}
 	if _, err := p.Prepare(job); err == nil || !strings.Contains(err.Error(), "uniqueLockOwner") {
 		t.Errorf("uniqueLockOwner on 12.x: %v", err)
 	}
 	// 12.27 called messageGroup group.
-	p, _ = newTestProducer(t, dispatchSetup{Release: mustRelease(t, "12.27")})
-	m, err := p.Prepare(mxDefaults{Queueable: laraq.Queueable{BusQueueable: laraq.BusQueueable{MessageGroup: str("g")}}})
+	p, _ = newTestProducer(t, testkit.DispatchSetup{Release: testkit.MustRelease(t, "12.27")})
+	m, err := p.Prepare(testkit.MxDefaults{Queueable: laraq.Queueable{BusQueueable: laraq.BusQueueable{MessageGroup: testkit.Str("g")}}})
 	if err != nil || !strings.Contains(commandOf(t, m), `s:5:"group";s:1:"g";`) {
 		t.Errorf("messageGroup on 12.27: %v", err)
 	}
@@ -65,8 +67,8 @@ func TestCommandFollowsTheRelease(t *testing.T) {
 // Options on a 9.4+ SerializesModels job whose trait properties were all left out put
 // them back where the release declares them.
 func TestOptionsOnAnOmittedTrait(t *testing.T) {
-	p, _ := newTestProducer(t, dispatchSetup{Release: mustRelease(t, "11.56")})
-	m, err := p.Prepare(mxDefaults{Changed: "x"}, laraq.OnQueue("q"), laraq.OnConnection(""), laraq.Chain(mxChainStep{Step: int64(2)}))
+	p, _ := newTestProducer(t, testkit.DispatchSetup{Release: testkit.MustRelease(t, "11.56")})
+	m, err := p.Prepare(testkit.MxDefaults{Changed: "x"}, laraq.OnQueue("q"), laraq.OnConnection(""), laraq.Chain(testkit.MxChainStep{Step: int64(2)}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,9 +81,9 @@ func TestOptionsOnAnOmittedTrait(t *testing.T) {
 // JobInfo.Unserialized fills in the class defaults of the declared Go type, in PHP's
 // order, and is Value without one.
 func TestUnserialized(t *testing.T) {
-	rel := mustRelease(t, "11.56")
-	p, _ := newTestProducer(t, dispatchSetup{Release: rel})
-	m, err := p.Prepare(mxDefaults{Changed: "x", Count: 2})
+	rel := testkit.MustRelease(t, "11.56")
+	p, _ := newTestProducer(t, testkit.DispatchSetup{Release: rel})
+	m, err := p.Prepare(testkit.MxDefaults{Changed: "x", Count: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +108,7 @@ func TestUnserialized(t *testing.T) {
 			return err
 		})
 		if declare {
-			laraq.Declare[mxDefaults](jobs)
+			laraq.Declare[testkit.MxDefaults](jobs)
 		}
 		if _, err := jobs.Run(context.Background(), &laraq.JobInfo{Class: env.CommandName, Payload: env}); err != nil {
 			t.Fatal(err)
@@ -127,7 +129,7 @@ func TestUnserialized(t *testing.T) {
 		}
 	}()
 	jobs := laraq.NewJobs()
-	laraq.Declare[mxDefaults](jobs)
+	laraq.Declare[testkit.MxDefaults](jobs)
 	laraq.Declare[otherDefaults](jobs)
 }
 
@@ -144,8 +146,8 @@ func BenchmarkPrepare(b *testing.B) {
 	for _, rel := range []string{"8.83", "13.26"} {
 		b.Run(rel, func(b *testing.B) {
 			r, _ := laraq.ParseRelease(rel)
-			p, _ := newTestProducer(b, dispatchSetup{Release: r})
-			job := mxDefaults{Changed: "x", Queueable: laraq.Queueable{BusQueueable: laraq.BusQueueable{Queue: str("q")}}}
+			p, _ := newTestProducer(b, testkit.DispatchSetup{Release: r})
+			job := testkit.MxDefaults{Changed: "x", Queueable: laraq.Queueable{BusQueueable: laraq.BusQueueable{Queue: testkit.Str("q")}}}
 			b.ReportAllocs()
 			for b.Loop() {
 				if _, err := p.Prepare(job); err != nil {
@@ -168,7 +170,7 @@ func FuzzUnserialized(f *testing.F) {
 		f.Add(s)
 	}
 	jobs := laraq.NewJobs()
-	laraq.Declare[mxDefaults](jobs)
+	laraq.Declare[testkit.MxDefaults](jobs)
 	var got *phpser.Value
 	var gotErr error
 	jobs.Fallback(func(ctx context.Context, j *laraq.JobInfo) error {

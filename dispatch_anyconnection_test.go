@@ -4,12 +4,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/laraq/laraq/internal/testkit"
+
 	"github.com/laraq/laraq"
 )
 
 func TestAnyConnection(t *testing.T) {
-	p, _ := newTestProducer(t, dispatchSetup{})
-	job := connJob{Queueable: laraq.Queueable{BusQueueable: laraq.BusQueueable{Connection: str("redis-long")}}}
+	p, _ := newTestProducer(t, testkit.DispatchSetup{})
+	job := connJob{Queueable: laraq.Queueable{BusQueueable: laraq.BusQueueable{Connection: testkit.Str("redis-long")}}}
 	if _, err := p.Prepare(job); err == nil {
 		t.Fatal("a job for another connection was accepted without AnyConnection")
 	}

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraq/laraq/internal/testkit"
+
 	"github.com/laraq/laraq"
 
 	"github.com/alicebob/miniredis/v2"
@@ -18,7 +20,7 @@ import (
 
 const testNow = 1700000000
 
-func newTestProducer(t testing.TB, cfg dispatchSetup) (*laraq.Dispatcher, *redis.Client) {
+func newTestProducer(t testing.TB, cfg testkit.DispatchSetup) (*laraq.Dispatcher, *redis.Client) {
 	t.Helper()
 	mr := miniredis.RunT(t)
 	client := redis.NewClient(&redis.Options{Addr: mr.Addr()})
@@ -26,8 +28,8 @@ func newTestProducer(t testing.TB, cfg dispatchSetup) (*laraq.Dispatcher, *redis
 	if cfg.Now == nil {
 		cfg.Now = func() time.Time { return time.Unix(testNow, 250_000_000) }
 	}
-	fixedIDs(&cfg)
-	p, err := newDispatcher(client, cfg)
+	testkit.FixedIDs(&cfg)
+	p, err := testkit.NewDispatcher(client, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +46,7 @@ func commandOf(t *testing.T, m *laraq.Message) string {
 }
 
 func TestNewRefusesBadConfig(t *testing.T) {
-	if _, err := newDispatcher(nil, dispatchSetup{}); err == nil {
+	if _, err := testkit.NewDispatcher(nil, testkit.DispatchSetup{}); err == nil {
 		t.Error("nil client accepted")
 	}
 	if _, err := laraq.NewDispatcher(nil); err == nil {
@@ -66,8 +68,8 @@ type connJob struct {
 func (connJob) PHPClass() string { return `App\Jobs\Conn` }
 
 func TestPrepareRouting(t *testing.T) {
-	p, _ := newTestProducer(t, dispatchSetup{DefaultQueue: "main"})
-	plain := plainJob{Name: "n"}
+	p, _ := newTestProducer(t, testkit.DispatchSetup{DefaultQueue: "main"})
+	plain := testkit.PlainJob{Name: "n"}
 	for _, tc := range []struct {
 		name    string
 		job     any
@@ -81,20 +83,20 @@ func TestPrepareRouting(t *testing.T) {
 		{"onQueue", plain, []laraq.DispatchOption{laraq.OnQueue("q")}, "q", false, 0, `s:5:"queue";s:1:"q";`},
 		{"pushOn keeps the property", plain, []laraq.DispatchOption{laraq.PushOn("q")}, "q", false, 0, `s:5:"queue";N;`},
 		{"pushOn wins over queue", plain, []laraq.DispatchOption{laraq.OnQueue("a"), laraq.PushOn("b")}, "b", false, 0, `s:5:"queue";s:1:"a";`},
-		{"queue property", plainJob{Queueable: laraq.Queueable{BusQueueable: laraq.BusQueueable{Queue: str("fromprop")}}}, nil, "fromprop", false, 0, ``},
-		{"empty queue property", plainJob{Queueable: laraq.Queueable{BusQueueable: laraq.BusQueueable{Queue: str("")}}}, nil, "main", false, 0, `s:5:"queue";s:0:"";`},
+		{"queue property", testkit.PlainJob{Queueable: laraq.Queueable{BusQueueable: laraq.BusQueueable{Queue: testkit.Str("fromprop")}}}, nil, "fromprop", false, 0, ``},
+		{"empty queue property", testkit.PlainJob{Queueable: laraq.Queueable{BusQueueable: laraq.BusQueueable{Queue: testkit.Str("")}}}, nil, "main", false, 0, `s:5:"queue";s:0:"";`},
 		{"no queue property", bare{X: 1}, []laraq.DispatchOption{laraq.OnQueue("q"), laraq.Delay(5 * time.Second)}, "q", true, testNow + 5, `O:13:"App\Jobs\Bare":1:{s:1:"x";i:1;}`},
 		{"delay rounds up", plain, []laraq.DispatchOption{laraq.Delay(1500 * time.Millisecond)}, "main", true, testNow + 2, `s:5:"delay";i:2;`},
 		{"delay 0 still goes through later", plain, []laraq.DispatchOption{laraq.Delay(0)}, "main", true, testNow, `s:5:"delay";i:0;`},
 		{"at", plain, []laraq.DispatchOption{laraq.At(time.Unix(testNow+3600, 0).UTC())}, "main", true, testNow + 3600,
 			`s:5:"delay";O:25:"Illuminate\Support\Carbon":3:{s:4:"date";s:26:"2023-11-14 23:13:20.000000";`},
 		{"later keeps the property", plain, []laraq.DispatchOption{laraq.Later(10 * time.Second)}, "main", true, testNow + 10, `s:5:"delay";N;`},
-		{"delay property int", plainJob{Queueable: laraq.Queueable{BusQueueable: laraq.BusQueueable{Delay: 30}}}, nil, "main", true, testNow + 30, `s:5:"delay";i:30;`},
-		{"delay property float truncates like Carbon", plainJob{Queueable: laraq.Queueable{BusQueueable: laraq.BusQueueable{Delay: 2.9}}}, nil, "main", true, testNow + 2, ``},
-		{"delay property date", plainJob{Queueable: laraq.Queueable{BusQueueable: laraq.BusQueueable{Delay: time.Unix(testNow+60, 0)}}}, nil, "main", true, testNow + 60, ``},
-		{"delay property numeric string", plainJob{Queueable: laraq.Queueable{BusQueueable: laraq.BusQueueable{Delay: "7"}}}, nil, "main", true, testNow + 7, ``},
+		{"delay property int", testkit.PlainJob{Queueable: laraq.Queueable{BusQueueable: laraq.BusQueueable{Delay: 30}}}, nil, "main", true, testNow + 30, `s:5:"delay";i:30;`},
+		{"delay property float truncates like Carbon", testkit.PlainJob{Queueable: laraq.Queueable{BusQueueable: laraq.BusQueueable{Delay: 2.9}}}, nil, "main", true, testNow + 2, ``},
+		{"delay property date", testkit.PlainJob{Queueable: laraq.Queueable{BusQueueable: laraq.BusQueueable{Delay: time.Unix(testNow+60, 0)}}}, nil, "main", true, testNow + 60, ``},
+		{"delay property numeric string", testkit.PlainJob{Queueable: laraq.Queueable{BusQueueable: laraq.BusQueueable{Delay: "7"}}}, nil, "main", true, testNow + 7, ``},
 		{"connection", connJob{}, []laraq.DispatchOption{laraq.OnConnection("redis")}, "main", false, 0, `s:10:"connection";s:5:"redis";`},
-		{"pointer to a job", &plainJob{Name: "ptr"}, []laraq.DispatchOption{laraq.OnQueue("q")}, "q", false, 0, `s:4:"name";s:3:"ptr";`},
+		{"pointer to a job", &testkit.PlainJob{Name: "ptr"}, []laraq.DispatchOption{laraq.OnQueue("q")}, "q", false, 0, `s:4:"name";s:3:"ptr";`},
 		{"job as a phpser value", phpser.NewObject(`V`, phpser.PublicProp("queue", phpser.String("vq"))), nil, "vq", false, 0, `O:1:"V":1:{`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -113,7 +115,7 @@ func TestPrepareRouting(t *testing.T) {
 }
 
 func TestPrepareRefuses(t *testing.T) {
-	p, _ := newTestProducer(t, dispatchSetup{})
+	p, _ := newTestProducer(t, testkit.DispatchSetup{})
 	for _, tc := range []struct {
 		name string
 		job  any
@@ -125,18 +127,18 @@ func TestPrepareRefuses(t *testing.T) {
 		{"not an object", map[string]int{"a": 1}, nil, "not an object"},
 		{"struct without class", struct{ A int }{1}, nil, "PHPClass"},
 		{"other connection option", connJob{}, []laraq.DispatchOption{laraq.OnConnection("sqs")}, `queue connection "sqs"`},
-		{"other connection property", connJob{Queueable: laraq.Queueable{BusQueueable: laraq.BusQueueable{Connection: str("sqs")}}}, nil, `"sqs"`},
+		{"other connection property", connJob{Queueable: laraq.Queueable{BusQueueable: laraq.BusQueueable{Connection: testkit.Str("sqs")}}}, nil, `"sqs"`},
 		{"other connection, no property", bare{}, []laraq.DispatchOption{laraq.OnConnection("sqs")}, `queue connection "sqs"`},
 		{"chain without chained", bare{}, []laraq.DispatchOption{laraq.Chain(bare{})}, "no chained property"},
-		{"empty chain", plainJob{}, []laraq.DispatchOption{laraq.Chain()}, "empty chain"},
-		{"bad chain element", plainJob{}, []laraq.DispatchOption{laraq.Chain(42)}, "chain[0]"},
-		{"negative delay", plainJob{}, []laraq.DispatchOption{laraq.Delay(-time.Second)}, "negative"},
-		{"negative later", plainJob{}, []laraq.DispatchOption{laraq.Later(-time.Second)}, "negative"},
-		{"delay not a number", plainJob{Queueable: laraq.Queueable{BusQueueable: laraq.BusQueueable{Delay: "soon"}}}, nil, "not a number"},
-		{"delay object", plainJob{Queueable: laraq.Queueable{BusQueueable: laraq.BusQueueable{Delay: bare{}}}}, nil, "neither a number"},
-		{"backoff object", metaJob{Backoff: []any{bare{}}}, nil, "backoff[0]"},
-		{"tries object", metaJob{Tries: bare{}}, nil, "tries"},
-		{"invalid UTF-8", plainJob{Name: "\xff"}, nil, "UTF-8"},
+		{"empty chain", testkit.PlainJob{}, []laraq.DispatchOption{laraq.Chain()}, "empty chain"},
+		{"bad chain element", testkit.PlainJob{}, []laraq.DispatchOption{laraq.Chain(42)}, "chain[0]"},
+		{"negative delay", testkit.PlainJob{}, []laraq.DispatchOption{laraq.Delay(-time.Second)}, "negative"},
+		{"negative later", testkit.PlainJob{}, []laraq.DispatchOption{laraq.Later(-time.Second)}, "negative"},
+		{"delay not a number", testkit.PlainJob{Queueable: laraq.Queueable{BusQueueable: laraq.BusQueueable{Delay: "soon"}}}, nil, "not a number"},
+		{"delay object", testkit.PlainJob{Queueable: laraq.Queueable{BusQueueable: laraq.BusQueueable{Delay: bare{}}}}, nil, "neither a number"},
+		{"backoff object", testkit.MetaJob{Backoff: []any{bare{}}}, nil, "backoff[0]"},
+		{"tries object", testkit.MetaJob{Tries: bare{}}, nil, "tries"},
+		{"invalid UTF-8", testkit.PlainJob{Name: "\xff"}, nil, "UTF-8"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := p.Prepare(tc.job, tc.opts...)
@@ -159,23 +161,23 @@ type metaVis struct {
 func (metaVis) PHPClass() string { return `App\Jobs\MetaVis` }
 
 func TestEnvelopeMetadata(t *testing.T) {
-	p, _ := newTestProducer(t, dispatchSetup{})
+	p, _ := newTestProducer(t, testkit.DispatchSetup{})
 	for _, tc := range []struct {
 		name string
 		job  any
 		want string // the envelope from maxTries to retryUntil
 	}{
-		{"absent", metaJob{}, `"maxTries":null,"maxExceptions":null,"failOnTimeout":false,"backoff":null,"timeout":null,"retryUntil":null`},
+		{"absent", testkit.MetaJob{}, `"maxTries":null,"maxExceptions":null,"failOnTimeout":false,"backoff":null,"timeout":null,"retryUntil":null`},
 		{"invisible", metaVis{Tries: 5, Backoff: 3}, `"maxTries":null,"maxExceptions":null,"failOnTimeout":false,"backoff":null,"timeout":null,"retryUntil":null`},
-		{"ints", metaJob{Tries: 0, MaxExceptions: int64(-1), Backoff: int64(10), Timeout: int64(0), FailOnTimeout: false, RetryUntil: int64(5)},
+		{"ints", testkit.MetaJob{Tries: 0, MaxExceptions: int64(-1), Backoff: int64(10), Timeout: int64(0), FailOnTimeout: false, RetryUntil: int64(5)},
 			`"maxTries":0,"maxExceptions":-1,"failOnTimeout":false,"backoff":"10","timeout":0,"retryUntil":5`},
-		{"dates", metaJob{Backoff: []any{time.Unix(testNow+30, 0), time.Unix(testNow-30, 0)}, RetryUntil: time.Unix(testNow+600, 0)},
+		{"dates", testkit.MetaJob{Backoff: []any{time.Unix(testNow+30, 0), time.Unix(testNow-30, 0)}, RetryUntil: time.Unix(testNow+600, 0)},
 			`"maxTries":null,"maxExceptions":null,"failOnTimeout":false,"backoff":"30,0","timeout":null,"retryUntil":1700000600`},
-		{"php strings", metaJob{Backoff: []any{1.5, 1e25, 1e-7, 100000000000000.0, 12345678901234.0, true, false, nil, "x"}},
+		{"php strings", testkit.MetaJob{Backoff: []any{1.5, 1e25, 1e-7, 100000000000000.0, 12345678901234.0, true, false, nil, "x"}},
 			`"backoff":"1.5,1.0E+25,1.0E-7,1.0E+14,12345678901234,1,,,x"`},
-		{"map backoff keeps values in order", metaJob{Backoff: phpser.Map{{Key: phpser.StrKey("b"), Value: int64(2)}, {Key: phpser.StrKey("a"), Value: int64(1)}}},
+		{"map backoff keeps values in order", testkit.MetaJob{Backoff: phpser.Map{{Key: phpser.StrKey("b"), Value: int64(2)}, {Key: phpser.StrKey("a"), Value: int64(1)}}},
 			`"backoff":"2,1"`},
-		{"raw values", metaJob{Tries: "3", Timeout: 2.5, FailOnTimeout: "yes", RetryUntil: []any{int64(1), "ü/"}},
+		{"raw values", testkit.MetaJob{Tries: "3", Timeout: 2.5, FailOnTimeout: "yes", RetryUntil: []any{int64(1), "ü/"}},
 			`"maxTries":"3","maxExceptions":null,"failOnTimeout":"yes","backoff":null,"timeout":2.5,"retryUntil":[1,"ü\/"]`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -191,8 +193,8 @@ func TestEnvelopeMetadata(t *testing.T) {
 }
 
 func TestDisplayName(t *testing.T) {
-	p, _ := newTestProducer(t, dispatchSetup{})
-	m, err := p.Prepare(namedJob{Name: "x/y"})
+	p, _ := newTestProducer(t, testkit.DispatchSetup{})
+	m, err := p.Prepare(testkit.NamedJob{Name: "x/y"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,8 +215,8 @@ func TestLaterVersions(t *testing.T) {
 		{"12.51", nil, []string{`"command":"`, `","batchId":null},"createdAt"`}},
 		{"13.0", nil, []string{`"retryUntil":null,"deleteWhenMissingModels":false,"data"`}},
 	} {
-		p, _ := newTestProducer(t, dispatchSetup{Release: mustRelease(t, tc.v)})
-		m, err := p.Prepare(plainJob{}, tc.opts...)
+		p, _ := newTestProducer(t, testkit.DispatchSetup{Release: testkit.MustRelease(t, tc.v)})
+		m, err := p.Prepare(testkit.PlainJob{}, tc.opts...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -225,7 +227,7 @@ func TestLaterVersions(t *testing.T) {
 		}
 	}
 	// Batchable's batchId and 13.x's deleteWhenMissingModels come from the command.
-	p, _ := newTestProducer(t, dispatchSetup{Release: mustRelease(t, "13")})
+	p, _ := newTestProducer(t, testkit.DispatchSetup{Release: testkit.MustRelease(t, "13")})
 	m, err := p.Prepare(phpser.NewObject(`B`, phpser.PublicProp("batchId", phpser.String("b-1")), phpser.PublicProp("deleteWhenMissingModels", phpser.Bool(true))))
 	if err != nil {
 		t.Fatal(err)
@@ -237,12 +239,12 @@ func TestLaterVersions(t *testing.T) {
 
 func TestDispatchBulk(t *testing.T) {
 	ctx := context.Background()
-	p, client := newTestProducer(t, dispatchSetup{Prefix: "p_"})
+	p, client := newTestProducer(t, testkit.DispatchSetup{Prefix: "p_"})
 	jobs := []any{
-		chainStep{Step: 1},
-		chainStep{Step: 2, Queueable: laraq.Queueable{BusQueueable: laraq.BusQueueable{Queue: str("other")}}},
-		chainStep{Step: 3, Queueable: laraq.Queueable{BusQueueable: laraq.BusQueueable{Delay: 60}}},
-		chainStep{Step: 4},
+		testkit.ChainStep{Step: 1},
+		testkit.ChainStep{Step: 2, Queueable: laraq.Queueable{BusQueueable: laraq.BusQueueable{Queue: testkit.Str("other")}}},
+		testkit.ChainStep{Step: 3, Queueable: laraq.Queueable{BusQueueable: laraq.BusQueueable{Delay: 60}}},
+		testkit.ChainStep{Step: 4},
 	}
 	ids, err := p.DispatchBulk(ctx, jobs)
 	if err != nil {
@@ -274,7 +276,7 @@ func TestDispatchBulk(t *testing.T) {
 	}
 
 	// One bad job: nothing is pushed.
-	if _, err := p.DispatchBulk(ctx, []any{chainStep{}, 42}); err == nil || !strings.Contains(err.Error(), "jobs[1]") {
+	if _, err := p.DispatchBulk(ctx, []any{testkit.ChainStep{}, 42}); err == nil || !strings.Contains(err.Error(), "jobs[1]") {
 		t.Errorf("error %v", err)
 	}
 	if n, _ := client.LLen(ctx, "p_queues:default").Result(); n != 2 {
@@ -284,7 +286,7 @@ func TestDispatchBulk(t *testing.T) {
 
 func TestDispatchString(t *testing.T) {
 	ctx := context.Background()
-	p, client := newTestProducer(t, dispatchSetup{})
+	p, client := newTestProducer(t, testkit.DispatchSetup{})
 	id, err := p.DispatchString(ctx, `App\Jobs\H@run`, json.RawMessage(`{"a":{}}`), laraq.OnQueue("s"), laraq.Delay(3*time.Second))
 	if err != nil {
 		t.Fatal(err)
@@ -305,7 +307,7 @@ func TestDispatchString(t *testing.T) {
 	}{
 		{"@run", nil, nil, "names no class"},
 		{"A@b", func() {}, nil, "data"},
-		{"A@b", nil, []laraq.DispatchOption{laraq.Chain(plainJob{})}, "chain"},
+		{"A@b", nil, []laraq.DispatchOption{laraq.Chain(testkit.PlainJob{})}, "chain"},
 		{"A@b", nil, []laraq.DispatchOption{laraq.OnConnection("x")}, "connection"},
 	} {
 		if _, err := p.DispatchString(ctx, bad.job, bad.data, bad.opts...); err == nil || !strings.Contains(err.Error(), bad.want) {
@@ -315,7 +317,7 @@ func TestDispatchString(t *testing.T) {
 }
 
 func TestCompleteQueueable(t *testing.T) {
-	traits := mustRelease(t, "8.83").QueueableProps()
+	traits := testkit.MustRelease(t, "8.83").QueueableProps()
 	names := func(es []phpser.Entry) string {
 		var s []string
 		for _, e := range es {
@@ -390,7 +392,7 @@ func TestParseRelease(t *testing.T) {
 
 func TestPushRawChecks(t *testing.T) {
 	ctx := context.Background()
-	p, client := newTestProducer(t, dispatchSetup{})
+	p, client := newTestProducer(t, testkit.DispatchSetup{})
 	if _, err := p.PushRaw(ctx, "q", []byte(`{"job":"A@b","data":1}`)); err == nil || !strings.Contains(err.Error(), "attempts") {
 		t.Errorf("error %v", err)
 	}
@@ -418,7 +420,7 @@ func FuzzPrepareReadable(f *testing.F) {
 	}
 	client := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}) // Prepare never talks to Redis
 	defer client.Close()
-	p, err := newDispatcher(client, dispatchSetup{Now: func() time.Time { return time.Unix(testNow, 0) }})
+	p, err := testkit.NewDispatcher(client, testkit.DispatchSetup{Now: func() time.Time { return time.Unix(testNow, 0) }})
 	if err != nil {
 		f.Fatal(err)
 	}

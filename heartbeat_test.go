@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraq/laraq/internal/testkit"
+
 	"github.com/laraq/laraq"
 	"github.com/laraq/laraq/internal/testenv"
 )
@@ -32,8 +34,8 @@ func TestReservationHeartbeatStopsAtTimeout(t *testing.T) {
 	if _, err := d.DispatchString(ctx, `App\Jobs\Stuck`, nil); err != nil {
 		t.Fatal(err)
 	}
-	g := startGoWorker(t, conn, jobs, laraq.WorkerConfig{Tries: 3, Timeout: 1500 * time.Millisecond, ReservationHeartbeat: 300 * time.Millisecond})
-	waitFor(t, 5*time.Second, "the job to start", func() bool { return g.count(laraq.EventProcessing) == 1 })
+	g := testkit.StartGoWorker(t, conn, jobs, laraq.WorkerConfig{Tries: 3, Timeout: 1500 * time.Millisecond, ReservationHeartbeat: 300 * time.Millisecond})
+	testkit.WaitFor(t, 5*time.Second, "the job to start", func() bool { return g.Count(laraq.EventProcessing) == 1 })
 
 	reserved := prefix + "queues:default:reserved"
 	first, err := client.ZRangeWithScores(ctx, reserved, 0, -1).Result()
@@ -48,7 +50,7 @@ func TestReservationHeartbeatStopsAtTimeout(t *testing.T) {
 	if mid[0].Score <= first[0].Score {
 		t.Errorf("while the handler runs the reservation still ends at %d, as the pop left it: not extended", int64(mid[0].Score))
 	}
-	waitFor(t, 5*time.Second, "the timeout", func() bool { return g.count(laraq.EventTimedOut) == 1 })
+	testkit.WaitFor(t, 5*time.Second, "the timeout", func() bool { return g.Count(laraq.EventTimedOut) == 1 })
 	at, err := client.ZScore(ctx, reserved, mid[0].Member.(string)).Result()
 	if err != nil {
 		t.Fatalf("the timed-out job is no longer reserved: %v", err)

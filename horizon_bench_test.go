@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraq/laraq/internal/testkit"
+
 	"github.com/redis/go-redis/v9"
 
 	"github.com/laraq/laraq"
@@ -83,7 +85,7 @@ func (b *hzBench) drain(tb testing.TB, queue string, concurrency int, horizon bo
 		return nil
 	})
 	w, err := laraq.NewWorker(b.conn(horizon), reg, laraq.WorkerConfig{Queues: []string{queue}, Concurrency: concurrency,
-		StopWhenEmpty: true, Logger: slogTo(discard{})})
+		StopWhenEmpty: true, Logger: testkit.SlogTo(discard{})})
 	if err != nil {
 		tb.Fatal(err)
 	}

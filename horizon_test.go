@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraq/laraq/internal/testkit"
+
 	"github.com/redis/go-redis/v9"
 
 	"github.com/laraq/laraq"
@@ -27,40 +29,40 @@ import (
 
 // hzEnv is a test's queue connection with Horizon on, under its own prefixes.
 type hzEnv struct {
-	*env
+	*testkit.Env
 	hzPrefix string
 	conn     *laraq.Connection
 }
 
 func newHzEnv(t *testing.T, rel string) *hzEnv {
 	t.Helper()
-	e := newEnv(t)
-	h := &hzEnv{env: e, hzPrefix: strings.TrimSuffix(e.prefix, "_database_") + "_horizon:"}
-	h.conn = e.config(nil).connection(e.client)
-	h.conn.Release = mustRelease(t, rel)
+	e := testkit.NewEnv(t)
+	h := &hzEnv{Env: e, hzPrefix: strings.TrimSuffix(e.Prefix, "_database_") + "_horizon:"}
+	h.conn = e.Config(nil).NewConnection(e.Client)
+	h.conn.Release = testkit.MustRelease(t, rel)
 	h.conn.Horizon = &laraq.HorizonOptions{Prefix: h.hzPrefix}
 	t.Cleanup(func() {
-		if keys, _ := testenv.Keys(context.Background(), e.client, testenv.EscapeGlob(h.hzPrefix)); len(keys) > 0 {
-			e.client.Del(context.Background(), keys...)
+		if keys, _ := testenv.Keys(context.Background(), e.Client, testenv.EscapeGlob(h.hzPrefix)); len(keys) > 0 {
+			e.Client.Del(context.Background(), keys...)
 		}
 	})
 	return h
 }
 
 func (h *hzEnv) hash(id string) map[string]string {
-	h.t.Helper()
-	m, err := h.client.HGetAll(h.ctx, h.hzPrefix+id).Result()
+	h.T.Helper()
+	m, err := h.Client.HGetAll(h.Ctx, h.hzPrefix+id).Result()
 	if err != nil {
-		h.t.Fatal(err)
+		h.T.Fatal(err)
 	}
 	return m
 }
 
 func (h *hzEnv) dispatcher() *laraq.Dispatcher {
-	h.t.Helper()
+	h.T.Helper()
 	d, err := laraq.NewDispatcher(h.conn)
 	if err != nil {
-		h.t.Fatal(err)
+		h.T.Fatal(err)
 	}
 	return d
 }
@@ -145,10 +147,10 @@ func (l *pipelineLog) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 func TestHorizonRecordsRideTheAcknowledgements(t *testing.T) {
 	h := newHzEnv(t, "11.56")
 	log := &pipelineLog{batchSHA: hzBatchSHA(t)}
-	h.client.AddHook(log)
+	h.Client.AddHook(log)
 	const n = 48
 	for i := range n {
-		if _, err := h.dispatcher().Dispatch(h.ctx, sendInvoice{InvoiceID: int64(i)}); err != nil {
+		if _, err := h.dispatcher().Dispatch(h.Ctx, testkit.SendInvoice{InvoiceID: int64(i)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -157,18 +159,18 @@ func TestHorizonRecordsRideTheAcknowledgements(t *testing.T) {
 	log.mu.Unlock()
 	var ran atomic.Int64
 	reg := laraq.NewJobs()
-	register(reg, `App\Jobs\SendInvoice`, func(ctx context.Context, cmd *sendInvoice, job *laraq.JobInfo) error {
+	testkit.Register(reg, `App\Jobs\SendInvoice`, func(ctx context.Context, cmd *testkit.SendInvoice, job *laraq.JobInfo) error {
 		time.Sleep(time.Millisecond)
 		ran.Add(1)
 		return nil
 	})
-	cfg := h.config(reg)
+	cfg := h.Config(reg)
 	cfg.Concurrency, cfg.StopWhenEmpty, cfg.Now = 8, true, nil
-	w, err := laraq.NewWorker(h.conn, reg, cfg.workerConfig())
+	w, err := laraq.NewWorker(h.conn, reg, cfg.WorkerConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := h.runToEnd(w); !errors.Is(err, laraq.ErrQueueEmpty) || ran.Load() != n {
+	if err := h.RunToEnd(w); !errors.Is(err, laraq.ErrQueueEmpty) || ran.Load() != n {
 		t.Fatalf("Run: %v after %d jobs", err, ran.Load())
 	}
 	var completedCalls, reservedCalls, metricsCalls, runtimes, batches int
@@ -202,11 +204,11 @@ func TestHorizonRecordsRideTheAcknowledgements(t *testing.T) {
 		t.Errorf("%d script calls for the records of %d jobs: nothing was batched", batches, n)
 	}
 	for _, k := range []string{"completed_jobs", "recent_jobs"} {
-		if c, _ := h.client.ZCard(h.ctx, h.hzPrefix+k).Result(); c != n {
+		if c, _ := h.Client.ZCard(h.Ctx, h.hzPrefix+k).Result(); c != n {
 			t.Errorf("%s holds %d jobs, want %d", k, c, n)
 		}
 	}
-	if tp, _ := h.client.HGet(h.ctx, h.hzPrefix+"queue:default", "throughput").Result(); tp != fmt.Sprint(n) {
+	if tp, _ := h.Client.HGet(h.Ctx, h.hzPrefix+"queue:default", "throughput").Result(); tp != fmt.Sprint(n) {
 		t.Errorf("queue throughput %s, want %d", tp, n)
 	}
 }
@@ -224,19 +226,19 @@ func (flaky) PHPClass() string { return `App\Jobs\Flaky` }
 // fails its jobs exactly as without Horizon, logging the records it could not write.
 func TestHorizonFailuresNeverTouchJobs(t *testing.T) {
 	h := newHzEnv(t, "11.56")
-	if err := h.client.Set(h.ctx, h.hzPrefix+"pending_jobs", "not a zset", 0).Err(); err != nil {
+	if err := h.Client.Set(h.Ctx, h.hzPrefix+"pending_jobs", "not a zset", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
 	d := h.dispatcher()
 	for _, plan := range []string{"ok", "fail", "release"} {
-		if _, err := d.Dispatch(h.ctx, flaky{Plan: plan}); err != nil {
+		if _, err := d.Dispatch(h.Ctx, flaky{Plan: plan}); err != nil {
 			t.Fatalf("dispatch %s: %v", plan, err)
 		}
 	}
 	var mu sync.Mutex
 	ran := map[string]int{}
 	reg := laraq.NewJobs()
-	register(reg, `App\Jobs\Flaky`, func(ctx context.Context, cmd *flaky, job *laraq.JobInfo) error {
+	testkit.Register(reg, `App\Jobs\Flaky`, func(ctx context.Context, cmd *flaky, job *laraq.JobInfo) error {
 		mu.Lock()
 		ran[cmd.Plan]++
 		mu.Unlock()
@@ -248,27 +250,27 @@ func TestHorizonFailuresNeverTouchJobs(t *testing.T) {
 		}
 		return nil
 	})
-	cfg := h.config(reg)
+	cfg := h.Config(reg)
 	cfg.StopWhenEmpty, cfg.MigrateInterval, cfg.Now = true, -1, nil
 	cfg.Tries = new(3)
-	w, err := laraq.NewWorker(h.conn, reg, cfg.workerConfig())
+	w, err := laraq.NewWorker(h.conn, reg, cfg.WorkerConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := h.runToEnd(w); !errors.Is(err, laraq.ErrQueueEmpty) {
+	if err := h.RunToEnd(w); !errors.Is(err, laraq.ErrQueueEmpty) {
 		t.Fatal(err)
 	}
 	if fmt.Sprint(ran) != "map[fail:1 ok:1 release:2]" {
 		t.Errorf("ran %v", ran)
 	}
-	if n := len(h.store.all()); n != 1 {
+	if n := len(h.Store.All()); n != 1 {
 		t.Errorf("%d failed records, want 1", n)
 	}
-	if keys := h.keys(); len(keys) != 0 {
+	if keys := h.Keys(); len(keys) != 0 {
 		t.Errorf("queue keys left: %v", keys)
 	}
-	if !strings.Contains(h.logs.String(), "writing Horizon's records failed") || !strings.Contains(h.logs.String(), "WRONGTYPE") {
-		t.Errorf("no warning about the records:\n%s", h.logs.String())
+	if !strings.Contains(h.Logs.String(), "writing Horizon's records failed") || !strings.Contains(h.Logs.String(), "WRONGTYPE") {
+		t.Errorf("no warning about the records:\n%s", h.Logs.String())
 	}
 }
 
@@ -278,27 +280,27 @@ func TestHorizonRecordsSurviveScriptFlush(t *testing.T) {
 	h := newHzEnv(t, "11.56")
 	d := h.dispatcher()
 	reg := laraq.NewJobs()
-	register(reg, `App\Jobs\SendInvoice`, func(ctx context.Context, cmd *sendInvoice, job *laraq.JobInfo) error { return nil })
+	testkit.Register(reg, `App\Jobs\SendInvoice`, func(ctx context.Context, cmd *testkit.SendInvoice, job *laraq.JobInfo) error { return nil })
 	var ids []string
 	for i := range 2 {
-		if err := h.client.ScriptFlush(h.ctx).Err(); err != nil {
+		if err := h.Client.ScriptFlush(h.Ctx).Err(); err != nil {
 			t.Fatal(err)
 		}
-		id, err := d.Dispatch(h.ctx, sendInvoice{InvoiceID: int64(i)})
+		id, err := d.Dispatch(h.Ctx, testkit.SendInvoice{InvoiceID: int64(i)})
 		if err != nil {
 			t.Fatal(err)
 		}
 		ids = append(ids, id)
-		if err := h.client.ScriptFlush(h.ctx).Err(); err != nil {
+		if err := h.Client.ScriptFlush(h.Ctx).Err(); err != nil {
 			t.Fatal(err)
 		}
-		cfg := h.config(reg)
+		cfg := h.Config(reg)
 		cfg.StopWhenEmpty, cfg.Now = true, nil
-		w, err := laraq.NewWorker(h.conn, reg, cfg.workerConfig())
+		w, err := laraq.NewWorker(h.conn, reg, cfg.WorkerConfig())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := h.runToEnd(w); !errors.Is(err, laraq.ErrQueueEmpty) {
+		if err := h.RunToEnd(w); !errors.Is(err, laraq.ErrQueueEmpty) {
 			t.Fatal(err)
 		}
 	}
@@ -307,7 +309,7 @@ func TestHorizonRecordsSurviveScriptFlush(t *testing.T) {
 			t.Errorf("job %s: %v", id, rec)
 		}
 	}
-	if tp, _ := h.client.HGet(h.ctx, h.hzPrefix+"job:App\\Jobs\\SendInvoice", "throughput").Result(); tp != "2" {
+	if tp, _ := h.Client.HGet(h.Ctx, h.hzPrefix+"job:App\\Jobs\\SendInvoice", "throughput").Result(); tp != "2" {
 		t.Errorf("job throughput %q, want 2", tp)
 	}
 }
@@ -326,11 +328,11 @@ func TestHorizonDelayedDispatch(t *testing.T) {
 			if !tc.horizon {
 				h.conn.Horizon = nil
 			}
-			id, err := h.dispatcher().Dispatch(h.ctx, sendInvoice{InvoiceID: 7}, laraq.Delay(5*time.Second))
+			id, err := h.dispatcher().Dispatch(h.Ctx, testkit.SendInvoice{InvoiceID: 7}, laraq.Delay(5*time.Second))
 			if err != nil {
 				t.Fatal(err)
 			}
-			members := h.zset("queues:default:delayed")
+			members := h.ZSet("queues:default:delayed")
 			if len(members) != 1 {
 				t.Fatalf("delayed: %v", members)
 			}
@@ -352,7 +354,7 @@ func TestHorizonDelayedDispatch(t *testing.T) {
 			if id != env.UUID || env.ID != env.UUID || rec["status"] != "pending" || rec["payload"] != raw {
 				t.Errorf("dispatch id %s, payload id %s uuid %s, record %v", id, env.ID, env.UUID, rec)
 			}
-			if s, _ := h.client.ZScore(h.ctx, h.hzPrefix+"pending_jobs", env.UUID).Result(); s >= 0 {
+			if s, _ := h.Client.ZScore(h.Ctx, h.hzPrefix+"pending_jobs", env.UUID).Result(); s >= 0 {
 				t.Errorf("pending_jobs score %v", s)
 			}
 		})
@@ -363,22 +365,22 @@ func TestHorizonDelayedDispatch(t *testing.T) {
 // queue with its attempt unspent, is recorded pending with the bytes now in the queue.
 func TestHorizonHandedBackJobIsPendingAgain(t *testing.T) {
 	h := newHzEnv(t, "11.56")
-	id, err := h.dispatcher().Dispatch(h.ctx, sendInvoice{InvoiceID: 1})
+	id, err := h.dispatcher().Dispatch(h.Ctx, testkit.SendInvoice{InvoiceID: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := h.config(laraq.NewJobs())
+	cfg := h.Config(laraq.NewJobs())
 	cfg.Unhandled, cfg.Now = laraq.UnhandledPolicy{Action: laraq.HandBackUnhandled, Delay: time.Hour}, nil
-	w, err := laraq.NewWorker(h.conn, laraq.NewJobs(), cfg.workerConfig())
+	w, err := laraq.NewWorker(h.conn, laraq.NewJobs(), cfg.WorkerConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
-	stop, _ := h.run(w)
-	eventually(t, 5*time.Second, "the hand-back", func() bool { return strings.Contains(h.logs.String(), "handed back") })
+	stop, _ := h.Run(w)
+	testkit.Eventually(t, 5*time.Second, "the hand-back", func() bool { return strings.Contains(h.Logs.String(), "handed back") })
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
-	ready := h.list("queues:default")
+	ready := h.List("queues:default")
 	rec := h.hash(id)
 	if len(ready) != 1 || rec["status"] != "pending" || rec["payload"] != ready[0] || rec["reserved_at"] == "" {
 		t.Errorf("ready %v, record %v", ready, rec)
@@ -399,21 +401,21 @@ func TestHorizonSupervisorRecords(t *testing.T) {
 				if key == "failed_jobs" {
 					score = fmt.Sprint(-(now - 8*24*3600)) // older than trim.failed, a week
 				}
-				if err := h.client.Do(h.ctx, "zadd", h.hzPrefix+key, score, "old", fresh, "fresh").Err(); err != nil {
+				if err := h.Client.Do(h.Ctx, "zadd", h.hzPrefix+key, score, "old", fresh, "fresh").Err(); err != nil {
 					t.Fatal(err)
 				}
 			}
-			cfg := h.config(laraq.NewJobs())
+			cfg := h.Config(laraq.NewJobs())
 			cfg.Now, cfg.Concurrency, cfg.Queues = nil, 4, []string{"high", "default"}
-			wc := cfg.workerConfig()
+			wc := cfg.WorkerConfig()
 			wc.HorizonSupervisor = &laraq.HorizonSupervisor{Master: "box-Ab12", Name: "go", Trim: trim, Interval: 50 * time.Millisecond}
 			w, err := laraq.NewWorker(h.conn, laraq.NewJobs(), wc)
 			if err != nil {
 				t.Fatal(err)
 			}
-			stop, _ := h.run(w)
+			stop, _ := h.Run(w)
 			status := func(key string) string { return h.hash(key)["status"] }
-			eventually(t, 5*time.Second, "the master", func() bool { return status("master:box-Ab12") == "running" })
+			testkit.Eventually(t, 5*time.Second, "the master", func() bool { return status("master:box-Ab12") == "running" })
 			sup := h.hash("supervisor:box-Ab12:go")
 			if sup["master"] != "box-Ab12" || sup["processes"] != `{"redis:high,default":4}` || sup["pid"] != fmt.Sprint(os.Getpid()) ||
 				!strings.Contains(sup["options"], `"queue":"high,default"`) || !strings.Contains(sup["options"], `"maxProcesses":4`) {
@@ -422,17 +424,17 @@ func TestHorizonSupervisorRecords(t *testing.T) {
 			if m := h.hash("master:box-Ab12"); m["environment"] != "laraq" || m["supervisors"] != `["box-Ab12:go"]` {
 				t.Errorf("master %v", m)
 			}
-			if ttl, _ := h.client.TTL(h.ctx, h.hzPrefix+"master:box-Ab12").Result(); ttl <= 0 || ttl > 15*time.Second {
+			if ttl, _ := h.Client.TTL(h.Ctx, h.hzPrefix+"master:box-Ab12").Result(); ttl <= 0 || ttl > 15*time.Second {
 				t.Errorf("master TTL %s", ttl)
 			}
 			w.Pause()
-			eventually(t, 5*time.Second, "paused", func() bool {
+			testkit.Eventually(t, 5*time.Second, "paused", func() bool {
 				return status("master:box-Ab12") == "paused" && status("supervisor:box-Ab12:go") == "paused"
 			})
 			w.Resume()
-			eventually(t, 5*time.Second, "running", func() bool { return status("master:box-Ab12") == "running" })
+			testkit.Eventually(t, 5*time.Second, "running", func() bool { return status("master:box-Ab12") == "running" })
 			for _, key := range []string{"recent_jobs", "completed_jobs", "failed_jobs"} {
-				members, _ := h.client.ZRange(h.ctx, h.hzPrefix+key, 0, -1).Result()
+				members, _ := h.Client.ZRange(h.Ctx, h.hzPrefix+key, 0, -1).Result()
 				want := "[fresh old]"
 				if trim {
 					want = "[fresh]"
@@ -450,7 +452,7 @@ func TestHorizonSupervisorRecords(t *testing.T) {
 				}
 			}
 			for _, key := range []string{"masters", "supervisors"} {
-				if n, _ := h.client.ZCard(h.ctx, h.hzPrefix+key).Result(); n != 0 {
+				if n, _ := h.Client.ZCard(h.Ctx, h.hzPrefix+key).Result(); n != 0 {
 					t.Errorf("%s still lists %d", key, n)
 				}
 			}
@@ -472,7 +474,7 @@ func TestHorizonSupervisorConfigErrors(t *testing.T) {
 		if !tc.horizon {
 			conn.Horizon = nil
 		}
-		cfg := h.config(laraq.NewJobs()).workerConfig()
+		cfg := h.Config(laraq.NewJobs()).WorkerConfig()
 		cfg.HorizonSupervisor = &tc.sup
 		if _, err := laraq.NewWorker(&conn, laraq.NewJobs(), cfg); err == nil {
 			t.Errorf("%s: accepted", name)
@@ -504,20 +506,20 @@ func TestHorizonMasterName(t *testing.T) {
 // completed with reserved_at and completed_at.
 func TestHorizonReservedWhileRunning(t *testing.T) {
 	h := newHzEnv(t, "11.56")
-	long, err := h.dispatcher().Dispatch(h.ctx, sendInvoice{InvoiceID: 1})
+	long, err := h.dispatcher().Dispatch(h.Ctx, testkit.SendInvoice{InvoiceID: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	short, err := h.dispatcher().Dispatch(h.ctx, sendInvoice{InvoiceID: 2})
+	short, err := h.dispatcher().Dispatch(h.Ctx, testkit.SendInvoice{InvoiceID: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
 	release := make(chan struct{})
 	var statusWhileRunning atomic.Value
 	reg := laraq.NewJobs()
-	register(reg, `App\Jobs\SendInvoice`, func(ctx context.Context, cmd *sendInvoice, job *laraq.JobInfo) error {
+	testkit.Register(reg, `App\Jobs\SendInvoice`, func(ctx context.Context, cmd *testkit.SendInvoice, job *laraq.JobInfo) error {
 		if cmd.InvoiceID == 1 {
-			eventually(t, 5*time.Second, "the reserved record of a running job", func() bool {
+			testkit.Eventually(t, 5*time.Second, "the reserved record of a running job", func() bool {
 				return h.hash(long)["status"] == "reserved"
 			})
 			statusWhileRunning.Store(h.hash(long)["status"])
@@ -525,13 +527,13 @@ func TestHorizonReservedWhileRunning(t *testing.T) {
 		}
 		return nil
 	})
-	cfg := h.config(reg)
+	cfg := h.Config(reg)
 	cfg.Concurrency, cfg.StopWhenEmpty, cfg.Now = 1, true, nil
-	w, err := laraq.NewWorker(h.conn, reg, cfg.workerConfig())
+	w, err := laraq.NewWorker(h.conn, reg, cfg.WorkerConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := h.runToEnd(w); !errors.Is(err, laraq.ErrQueueEmpty) {
+	if err := h.RunToEnd(w); !errors.Is(err, laraq.ErrQueueEmpty) {
 		t.Fatal(err)
 	}
 	<-release

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraq/laraq/internal/testkit"
+
 	"github.com/laraq/laraq"
 
 	"github.com/laraq/laraq/internal/rdb"
@@ -44,7 +46,7 @@ func TestTimeouts(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t)
+			e := testkit.NewEnv(t)
 			reg := laraq.NewJobs()
 			var deadlineSeen atomic.Bool
 			reg.HandleFunc(`App\Jobs\SendInvoice`, func(ctx context.Context, j *laraq.JobInfo) error {
@@ -58,7 +60,7 @@ func TestTimeouts(t *testing.T) {
 				time.Sleep(2500 * time.Millisecond)
 				return nil
 			})
-			cfg := e.config(reg)
+			cfg := e.Config(reg)
 			cfg.Tries = new(c.tries)
 			cfg.TimeoutReleases = c.releases
 			cfg.Backoff = []int{60}
@@ -71,23 +73,23 @@ func TestTimeouts(t *testing.T) {
 					c.mod(j)
 				}
 			}
-			p := job(t, sendInvoice{}, mod)
+			p := testkit.Job(t, testkit.SendInvoice{}, mod)
 			env, _ := payload.Parse(p)
-			e.push("default", p)
-			e.runToEnd(e.consumer(cfg))
+			e.Push("default", p)
+			e.RunToEnd(e.Consumer(cfg))
 			if !deadlineSeen.Load() {
 				t.Error("handler context had no deadline from the payload timeout")
 			}
 			if ev.count(laraq.EventTimedOut) != 1 {
 				t.Errorf("events %v", ev.kinds())
 			}
-			if got := len(e.zset("queues:default:reserved")) == 1; got != c.wantReserved {
-				t.Errorf("reserved: %v", e.zset("queues:default:reserved"))
+			if got := len(e.ZSet("queues:default:reserved")) == 1; got != c.wantReserved {
+				t.Errorf("reserved: %v", e.ZSet("queues:default:reserved"))
 			}
-			if got := len(e.zset("queues:default:delayed")) == 1; got != c.wantDelayed {
-				t.Errorf("delayed: %v", e.zset("queues:default:delayed"))
+			if got := len(e.ZSet("queues:default:delayed")) == 1; got != c.wantDelayed {
+				t.Errorf("delayed: %v", e.ZSet("queues:default:delayed"))
 			}
-			recs := e.store.all()
+			recs := e.Store.All()
 			if got := len(recs) == 1; got != c.wantFailed {
 				t.Errorf("records: %+v", recs)
 			}
@@ -95,7 +97,7 @@ func TestTimeouts(t *testing.T) {
 				t.Errorf("exception %q", recs[0].Exception)
 			}
 			if c.wantExcCount != "" {
-				if v := e.client.Get(e.ctx, e.prefix+"job-exceptions:"+env.UUID).Val(); v != c.wantExcCount {
+				if v := e.Client.Get(e.Ctx, e.Prefix+"job-exceptions:"+env.UUID).Val(); v != c.wantExcCount {
 					t.Errorf("exception counter %q", v)
 				}
 			}
@@ -105,7 +107,7 @@ func TestTimeouts(t *testing.T) {
 
 func TestTimedOutJobComesBackAndFailsAsAlreadyExceeded(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
+	e := testkit.NewEnv(t)
 	runs := 0
 	reg := laraq.NewJobs()
 	reg.HandleFunc(`App\Jobs\SendInvoice`, func(ctx context.Context, j *laraq.JobInfo) error {
@@ -113,28 +115,28 @@ func TestTimedOutJobComesBackAndFailsAsAlreadyExceeded(t *testing.T) {
 		<-ctx.Done()
 		return ctx.Err()
 	})
-	cfg := e.config(reg)
+	cfg := e.Config(reg)
 	cfg.Tries = new(2)
 	cfg.StopWhenEmpty = true
 	cfg.RetryAfter = 30 * time.Second
-	e.push("default", job(t, sendInvoice{}, func(j *payload.ObjectJob) { j.Timeout = new(int64(1)) }))
-	e.runToEnd(e.consumer(cfg)) // attempt 1 times out, stays reserved
-	e.clock.Add(31 * time.Second)
-	e.runToEnd(e.consumer(cfg)) // migrated back; attempt 2 times out: last try, failed
+	e.Push("default", testkit.Job(t, testkit.SendInvoice{}, func(j *payload.ObjectJob) { j.Timeout = new(int64(1)) }))
+	e.RunToEnd(e.Consumer(cfg)) // attempt 1 times out, stays reserved
+	e.Clock.Add(31 * time.Second)
+	e.RunToEnd(e.Consumer(cfg)) // migrated back; attempt 2 times out: last try, failed
 	if runs != 2 {
 		t.Fatalf("runs %d", runs)
 	}
-	if recs := e.store.all(); len(recs) != 1 || attemptsOf(t, recs[0].Payload) != 1 {
+	if recs := e.Store.All(); len(recs) != 1 || attemptsOf(t, recs[0].Payload) != 1 {
 		t.Fatalf("records %+v", recs)
 	}
-	if k := e.keys(); len(k) != 0 {
+	if k := e.Keys(); len(k) != 0 {
 		t.Errorf("keys %v", k)
 	}
 }
 
 func TestRestartSignalStopsAfterInFlightJobs(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
+	e := testkit.NewEnv(t)
 	started := make(chan struct{})
 	release := make(chan struct{})
 	var finished atomic.Bool
@@ -145,18 +147,18 @@ func TestRestartSignalStopsAfterInFlightJobs(t *testing.T) {
 		finished.Store(true)
 		return nil
 	})
-	cfg := e.config(reg)
+	cfg := e.Config(reg)
 	cfg.SignalInterval = 10 * time.Millisecond
 	// A restart signal written before the worker started is the reference, not a restart.
-	if err := e.rdb.Cache().SignalRestart(e.ctx, 1); err != nil {
+	if err := e.RDB.Cache().SignalRestart(e.Ctx, 1); err != nil {
 		t.Fatal(err)
 	}
-	e.push("default", job(t, sendInvoice{}, nil))
-	c := e.consumer(cfg)
-	stop, done := e.run(c)
+	e.Push("default", testkit.Job(t, testkit.SendInvoice{}, nil))
+	c := e.Consumer(cfg)
+	stop, done := e.Run(c)
 	defer stop()
 	<-started
-	if err := e.rdb.Cache().SignalRestart(e.ctx, 2); err != nil {
+	if err := e.RDB.Cache().SignalRestart(e.Ctx, 2); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -173,61 +175,61 @@ func TestRestartSignalStopsAfterInFlightJobs(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("no restart")
 	}
-	if k := e.keys(); fmt.Sprint(k) != "[illuminate:queue:restart]" {
+	if k := e.Keys(); fmt.Sprint(k) != "[illuminate:queue:restart]" {
 		t.Errorf("keys %v", k)
 	}
 }
 
 func TestMaxJobsTakesNoMore(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
+	e := testkit.NewEnv(t)
 	var n atomic.Int32
 	reg := laraq.NewJobs()
 	reg.HandleFunc(`App\Jobs\SendInvoice`, func(ctx context.Context, j *laraq.JobInfo) error { n.Add(1); return nil })
-	cfg := e.config(reg)
+	cfg := e.Config(reg)
 	cfg.Concurrency = 4
 	cfg.MaxJobs = 2
 	for i := range 5 {
-		e.push("default", job(t, sendInvoice{InvoiceID: int64(i)}, nil))
+		e.Push("default", testkit.Job(t, testkit.SendInvoice{InvoiceID: int64(i)}, nil))
 	}
-	if err := e.runToEnd(e.consumer(cfg)); !errors.Is(err, laraq.ErrMaxJobs) {
+	if err := e.RunToEnd(e.Consumer(cfg)); !errors.Is(err, laraq.ErrMaxJobs) {
 		t.Fatalf("Run = %v", err)
 	}
-	if n.Load() != 2 || len(e.list("queues:default")) != 3 || len(e.zset("queues:default:reserved")) != 0 {
-		t.Fatalf("ran %d, ready %d", n.Load(), len(e.list("queues:default")))
+	if n.Load() != 2 || len(e.List("queues:default")) != 3 || len(e.ZSet("queues:default:reserved")) != 0 {
+		t.Fatalf("ran %d, ready %d", n.Load(), len(e.List("queues:default")))
 	}
 }
 
 func TestMaxTime(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	cfg := e.config(laraq.NewJobs())
+	e := testkit.NewEnv(t)
+	cfg := e.Config(laraq.NewJobs())
 	cfg.MaxTime = time.Minute
-	c := e.consumer(cfg)
+	c := e.Consumer(cfg)
 	go func() {
 		time.Sleep(50 * time.Millisecond)
-		e.clock.Add(time.Minute)
+		e.Clock.Add(time.Minute)
 	}()
-	if err := e.runToEnd(c); !errors.Is(err, laraq.ErrMaxTime) {
+	if err := e.RunToEnd(c); !errors.Is(err, laraq.ErrMaxTime) {
 		t.Fatalf("Run = %v", err)
 	}
 }
 
 func TestPriorityOrder(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
+	e := testkit.NewEnv(t)
 	var order []string
 	reg := laraq.NewJobs()
 	reg.HandleFunc(`App\Jobs\SendInvoice`, func(ctx context.Context, j *laraq.JobInfo) error {
 		order = append(order, j.Queue)
 		return nil
 	})
-	cfg := e.config(reg)
+	cfg := e.Config(reg)
 	cfg.Queues = []string{"high", "low"}
 	cfg.StopWhenEmpty = true
-	e.push("low", job(t, sendInvoice{}, nil), job(t, sendInvoice{}, nil))
-	e.push("high", job(t, sendInvoice{}, nil), job(t, sendInvoice{}, nil))
-	e.runToEnd(e.consumer(cfg))
+	e.Push("low", testkit.Job(t, testkit.SendInvoice{}, nil), testkit.Job(t, testkit.SendInvoice{}, nil))
+	e.Push("high", testkit.Job(t, testkit.SendInvoice{}, nil), testkit.Job(t, testkit.SendInvoice{}, nil))
+	e.RunToEnd(e.Consumer(cfg))
 	if fmt.Sprint(order) != "[high high low low]" {
 		t.Errorf("order %v", order)
 	}
@@ -235,7 +237,7 @@ func TestPriorityOrder(t *testing.T) {
 
 func TestPauseFlagsAndPauseMethod(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
+	e := testkit.NewEnv(t)
 	var mu sync.Mutex
 	var got []string
 	reg := laraq.NewJobs()
@@ -247,25 +249,25 @@ func TestPauseFlagsAndPauseMethod(t *testing.T) {
 	})
 	count := func() int { mu.Lock(); defer mu.Unlock(); return len(got) }
 	// php artisan queue:pause redis:high (Laravel 12.40+)
-	if err := e.rdb.Cache().Pause(e.ctx, "redis", "high"); err != nil {
+	if err := e.RDB.Cache().Pause(e.Ctx, "redis", "high"); err != nil {
 		t.Fatal(err)
 	}
-	cfg := e.config(reg)
+	cfg := e.Config(reg)
 	cfg.Queues = []string{"high", "low"}
 	cfg.SignalInterval = 10 * time.Millisecond
-	e.push("high", job(t, sendInvoice{}, nil))
-	e.push("low", job(t, sendInvoice{}, nil))
-	c := e.consumer(cfg)
-	stop, _ := e.run(c)
+	e.Push("high", testkit.Job(t, testkit.SendInvoice{}, nil))
+	e.Push("low", testkit.Job(t, testkit.SendInvoice{}, nil))
+	c := e.Consumer(cfg)
+	stop, _ := e.Run(c)
 	defer stop()
-	eventually(t, 5*time.Second, "low job", func() bool { return count() == 1 })
+	testkit.Eventually(t, 5*time.Second, "low job", func() bool { return count() == 1 })
 	time.Sleep(50 * time.Millisecond)
 	if count() != 1 || got[0] != "low" {
 		t.Fatalf("got %v while high is paused", got)
 	}
 
 	c.Pause()
-	if err := e.rdb.Cache().Resume(e.ctx, "redis", "high"); err != nil {
+	if err := e.RDB.Cache().Resume(e.Ctx, "redis", "high"); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(100 * time.Millisecond)
@@ -273,7 +275,7 @@ func TestPauseFlagsAndPauseMethod(t *testing.T) {
 		t.Fatalf("got %v while the worker is paused", got)
 	}
 	c.Resume()
-	eventually(t, 5*time.Second, "high job after resume", func() bool { return count() == 2 })
+	testkit.Eventually(t, 5*time.Second, "high job after resume", func() bool { return count() == 2 })
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -281,7 +283,7 @@ func TestPauseFlagsAndPauseMethod(t *testing.T) {
 
 func TestConcurrencyBoundsReservations(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
+	e := testkit.NewEnv(t)
 	var running, peak atomic.Int32
 	var peakReserved atomic.Int64
 	reg := laraq.NewJobs()
@@ -294,26 +296,26 @@ func TestConcurrencyBoundsReservations(t *testing.T) {
 				break
 			}
 		}
-		if r := e.client.ZCard(ctx, e.prefix+"queues:default:reserved").Val(); r > peakReserved.Load() {
+		if r := e.Client.ZCard(ctx, e.Prefix+"queues:default:reserved").Val(); r > peakReserved.Load() {
 			peakReserved.Store(r)
 		}
 		time.Sleep(20 * time.Millisecond)
 		return nil
 	})
-	cfg := e.config(reg)
+	cfg := e.Config(reg)
 	cfg.Concurrency = 4
 	cfg.StopWhenEmpty = true
 	for i := range 40 {
-		e.push("default", job(t, sendInvoice{InvoiceID: int64(i)}, nil))
+		e.Push("default", testkit.Job(t, testkit.SendInvoice{InvoiceID: int64(i)}, nil))
 	}
-	e.runToEnd(e.consumer(cfg))
+	e.RunToEnd(e.Consumer(cfg))
 	if peak.Load() != 4 {
 		t.Errorf("peak concurrency %d, want 4", peak.Load())
 	}
 	if peakReserved.Load() > 4 {
 		t.Errorf("peak reservations %d > 4", peakReserved.Load())
 	}
-	if k := e.keys(); len(k) != 0 {
+	if k := e.Keys(); len(k) != 0 {
 		t.Errorf("keys %v", k)
 	}
 }
@@ -322,7 +324,7 @@ func TestGracefulShutdown(t *testing.T) {
 	t.Parallel()
 	t.Run("in-flight job finishes", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t)
+		e := testkit.NewEnv(t)
 		started := make(chan struct{})
 		var finished atomic.Bool
 		reg := laraq.NewJobs()
@@ -332,9 +334,9 @@ func TestGracefulShutdown(t *testing.T) {
 			finished.Store(ctx.Err() == nil)
 			return nil
 		})
-		cfg := e.config(reg)
-		e.push("default", job(t, sendInvoice{}, nil), job(t, sendInvoice{}, nil))
-		stop, _ := e.run(e.consumer(cfg))
+		cfg := e.Config(reg)
+		e.Push("default", testkit.Job(t, testkit.SendInvoice{}, nil), testkit.Job(t, testkit.SendInvoice{}, nil))
+		stop, _ := e.Run(e.Consumer(cfg))
 		<-started
 		if err := stop(); err != nil {
 			t.Fatal(err)
@@ -343,13 +345,13 @@ func TestGracefulShutdown(t *testing.T) {
 			t.Fatal("job context cancelled within the grace")
 		}
 		// The first job is done, the second was never taken.
-		if len(e.zset("queues:default:reserved")) != 0 || len(e.list("queues:default")) != 1 {
-			t.Fatalf("keys %v", e.keys())
+		if len(e.ZSet("queues:default:reserved")) != 0 || len(e.List("queues:default")) != 1 {
+			t.Fatalf("keys %v", e.Keys())
 		}
 	})
 	t.Run("past the grace the job is released", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t)
+		e := testkit.NewEnv(t)
 		started := make(chan struct{})
 		reg := laraq.NewJobs()
 		reg.HandleFunc(`App\Jobs\SendInvoice`, func(ctx context.Context, j *laraq.JobInfo) error {
@@ -357,23 +359,23 @@ func TestGracefulShutdown(t *testing.T) {
 			<-ctx.Done()
 			return ctx.Err()
 		})
-		cfg := e.config(reg)
+		cfg := e.Config(reg)
 		cfg.ShutdownGrace = 50 * time.Millisecond
 		cfg.Tries = new(1)
-		e.push("default", job(t, sendInvoice{}, nil))
-		stop, _ := e.run(e.consumer(cfg))
+		e.Push("default", testkit.Job(t, testkit.SendInvoice{}, nil))
+		stop, _ := e.Run(e.Consumer(cfg))
 		<-started
 		if err := stop(); err != nil {
 			t.Fatal(err)
 		}
-		z := e.zset("queues:default:delayed")
-		if len(z) != 1 || int64(z[0].Score) != e.clock.Now().Unix() || len(e.store.all()) != 0 {
-			t.Fatalf("delayed %v, failed %d", z, len(e.store.all()))
+		z := e.ZSet("queues:default:delayed")
+		if len(z) != 1 || int64(z[0].Score) != e.Clock.Now().Unix() || len(e.Store.All()) != 0 {
+			t.Fatalf("delayed %v, failed %d", z, len(e.Store.All()))
 		}
 	})
 	t.Run("a handler ignoring its context is left reserved", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t)
+		e := testkit.NewEnv(t)
 		started := make(chan struct{})
 		// The handler returns only when the test lets it, after Run has returned: Run
 		// must not wait for it, however loaded the machine is.
@@ -386,10 +388,10 @@ func TestGracefulShutdown(t *testing.T) {
 			close(returned)
 			return nil
 		})
-		cfg := e.config(reg)
+		cfg := e.Config(reg)
 		cfg.ShutdownGrace = -1
-		e.push("default", job(t, sendInvoice{}, nil))
-		stop, _ := e.run(e.consumer(cfg))
+		e.Push("default", testkit.Job(t, testkit.SendInvoice{}, nil))
+		stop, _ := e.Run(e.Consumer(cfg))
 		<-started
 		if err := stop(); err != nil {
 			t.Fatal(err)
@@ -399,34 +401,34 @@ func TestGracefulShutdown(t *testing.T) {
 			t.Fatal("the handler returned before it was released")
 		default:
 		}
-		if len(e.zset("queues:default:reserved")) != 1 {
-			t.Fatalf("keys %v", e.keys())
+		if len(e.ZSet("queues:default:reserved")) != 1 {
+			t.Fatalf("keys %v", e.Keys())
 		}
 		close(release)
 		<-returned
 		// What the abandoned handler returns later changes nothing.
-		eventually(t, 5*time.Second, "the late return logged", func() bool {
-			return strings.Contains(e.logs.String(), "abandoned handler returned")
+		testkit.Eventually(t, 5*time.Second, "the late return logged", func() bool {
+			return strings.Contains(e.Logs.String(), "abandoned handler returned")
 		})
-		if len(e.zset("queues:default:reserved")) != 1 {
-			t.Fatalf("after the late return: keys %v", e.keys())
+		if len(e.ZSet("queues:default:reserved")) != 1 {
+			t.Fatalf("after the late return: keys %v", e.Keys())
 		}
 	})
 }
 
 func TestBlockForWakesOnPush(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
+	e := testkit.NewEnv(t)
 	done := make(chan struct{}, 1)
 	reg := laraq.NewJobs()
 	reg.HandleFunc(`App\Jobs\SendInvoice`, func(ctx context.Context, j *laraq.JobInfo) error { done <- struct{}{}; return nil })
-	cfg := e.config(reg)
+	cfg := e.Config(reg)
 	cfg.Sleep = time.Hour // without blocking the worker would sleep for an hour
 	cfg.BlockFor = new(time.Duration(0))
-	stop, _ := e.run(e.consumer(cfg))
+	stop, _ := e.Run(e.Consumer(cfg))
 	defer stop()
 	time.Sleep(100 * time.Millisecond) // idle now, waiting on the notify list
-	e.push("default", job(t, sendInvoice{}, nil))
+	e.Push("default", testkit.Job(t, testkit.SendInvoice{}, nil))
 	select {
 	case <-done:
 	case <-time.After(5 * time.Second):
@@ -439,27 +441,27 @@ func TestBlockForWakesOnPush(t *testing.T) {
 
 func TestMigrationIsThrottled(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
+	e := testkit.NewEnv(t)
 	ran := make(chan struct{}, 4)
 	reg := laraq.NewJobs()
 	reg.HandleFunc(`App\Jobs\SendInvoice`, func(ctx context.Context, j *laraq.JobInfo) error { ran <- struct{}{}; return nil })
-	cfg := e.config(reg)
+	cfg := e.Config(reg)
 	cfg.MigrateInterval = time.Hour
 	ev := &events{}
 	cfg.OnEvent = ev.add
 	// Due at start: moved by the first migration.
-	if err := e.rdb.Later(e.ctx, "default", e.clock.Now().Unix()-1, job(t, sendInvoice{InvoiceID: 1}, nil)); err != nil {
+	if err := e.RDB.Later(e.Ctx, "default", e.Clock.Now().Unix()-1, testkit.Job(t, testkit.SendInvoice{InvoiceID: 1}, nil)); err != nil {
 		t.Fatal(err)
 	}
-	stop, _ := e.run(e.consumer(cfg))
+	stop, _ := e.Run(e.Consumer(cfg))
 	defer stop()
 	<-ran
 	// Due later: with an interval of an hour nothing moves it.
-	if err := e.rdb.Later(e.ctx, "default", e.clock.Now().Unix()-1, job(t, sendInvoice{InvoiceID: 2}, nil)); err != nil {
+	if err := e.RDB.Later(e.Ctx, "default", e.Clock.Now().Unix()-1, testkit.Job(t, testkit.SendInvoice{InvoiceID: 2}, nil)); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(200 * time.Millisecond)
-	if len(ran) != 0 || len(e.zset("queues:default:delayed")) != 1 {
+	if len(ran) != 0 || len(e.ZSet("queues:default:delayed")) != 1 {
 		t.Fatal("migrated before the interval")
 	}
 	if m, _ := ev.first(laraq.EventMigrated); m.Count != 1 || m.From != "delayed" || m.Queue != "default" {
@@ -470,26 +472,26 @@ func TestMigrationIsThrottled(t *testing.T) {
 
 func TestFailedStoreOutageIsRetried(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
+	e := testkit.NewEnv(t)
 	reg := laraq.NewJobs()
 	reg.HandleFunc(`App\Jobs\SendInvoice`, func(ctx context.Context, j *laraq.JobInfo) error { return laraq.Fail(errors.New("x")) })
-	cfg := e.config(reg)
+	cfg := e.Config(reg)
 	cfg.StopWhenEmpty = true
-	e.store.fail.Store(2)
-	e.push("default", job(t, sendInvoice{}, nil))
-	e.runToEnd(e.consumer(cfg))
-	if len(e.store.all()) != 1 {
+	e.Store.Fail.Store(2)
+	e.Push("default", testkit.Job(t, testkit.SendInvoice{}, nil))
+	e.RunToEnd(e.Consumer(cfg))
+	if len(e.Store.All()) != 1 {
 		t.Fatal("failed record lost")
 	}
-	if !strings.Contains(e.logs.String(), "writing a failed job failed; retrying") {
-		t.Errorf("log:\n%s", e.logs.String())
+	if !strings.Contains(e.Logs.String(), "writing a failed job failed; retrying") {
+		t.Errorf("log:\n%s", e.Logs.String())
 	}
 }
 
 func TestConfigErrors(t *testing.T) {
-	e := newEnv(t)
+	e := testkit.NewEnv(t)
 	reg := laraq.NewJobs()
-	for _, cfg := range []setup{
+	for _, cfg := range []testkit.Setup{
 		{},
 		{Registry: reg, Queues: []string{"a,b"}},
 		{Registry: reg, Queues: []string{"a", "a"}},
@@ -498,17 +500,17 @@ func TestConfigErrors(t *testing.T) {
 		{Registry: reg, Backoff: []int{1, -2}},
 		{Registry: reg, BlockFor: new(-time.Second)},
 	} {
-		if _, err := newWorker(e.client, cfg); err == nil {
+		if _, err := testkit.NewWorker(e.Client, cfg); err == nil {
 			t.Errorf("New(%+v) accepted", cfg)
 		}
 	}
-	if _, err := newWorker(nil, setup{Registry: reg}); err == nil {
+	if _, err := testkit.NewWorker(nil, testkit.Setup{Registry: reg}); err == nil {
 		t.Error("nil client accepted")
 	}
 	small := redis.NewClient(&redis.Options{Addr: testenv.RedisServer(t).Addr, PoolSize: 4})
 	defer small.Close()
-	logs := &syncBuffer{}
-	if _, err := newWorker(small, setup{Registry: reg, Concurrency: 8, Logger: slogTo(logs)}); err != nil {
+	logs := &testkit.SyncBuffer{}
+	if _, err := testkit.NewWorker(small, testkit.Setup{Registry: reg, Concurrency: 8, Logger: testkit.SlogTo(logs)}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(logs.String(), "redis pool smaller than the worker needs") || !strings.Contains(logs.String(), "needed=10") {
@@ -520,18 +522,18 @@ func TestConfigErrors(t *testing.T) {
 // written under any watched scheme.
 func TestRestartSignalOfAlternativeScheme(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	hyphen := e.prefix + "h-"
-	l8 := rdb.CacheKeys{RedisPrefix: e.prefix, Prefix: "app_cache", Separator: true}
+	e := testkit.NewEnv(t)
+	hyphen := e.Prefix + "h-"
+	l8 := rdb.CacheKeys{RedisPrefix: e.Prefix, Prefix: "app_cache", Separator: true}
 	l12 := rdb.CacheKeys{RedisPrefix: hyphen, Prefix: "app-cache-"}
-	cfg := e.config(laraq.NewJobs())
+	cfg := e.Config(laraq.NewJobs())
 	cfg.SignalInterval = 10 * time.Millisecond
 	cfg.Cache = laraq.CacheStore{Prefix: "app_cache_", AlsoWatch: []laraq.CacheScheme{
-		{ConnectionPrefix: e.prefix, Prefix: "app_cache", Separator: true},
+		{ConnectionPrefix: e.Prefix, Prefix: "app_cache", Separator: true},
 		{ConnectionPrefix: hyphen, Prefix: "app-cache-"},
 	}}
 	for i, k := range []rdb.CacheKeys{l8, l12} {
-		stop, done := e.run(e.consumer(cfg))
+		stop, done := e.Run(e.Consumer(cfg))
 		time.Sleep(50 * time.Millisecond) // the reference is read at start
 		select {
 		case <-done:
@@ -539,7 +541,7 @@ func TestRestartSignalOfAlternativeScheme(t *testing.T) {
 		default:
 		}
 		// The second run starts with the first key set: a later time raises the maximum.
-		if err := e.client.Set(e.ctx, k.Restart(), 1_700_000_001+i, 0).Err(); err != nil {
+		if err := e.Client.Set(e.Ctx, k.Restart(), 1_700_000_001+i, 0).Err(); err != nil {
 			t.Fatal(err)
 		}
 		select {
@@ -551,7 +553,7 @@ func TestRestartSignalOfAlternativeScheme(t *testing.T) {
 			t.Fatalf("no restart on %s", k.Restart())
 		}
 	}
-	if k := e.keys(); fmt.Sprint(k) != "[app_cache:illuminate:queue:restart h-app-cache-illuminate:queue:restart]" {
+	if k := e.Keys(); fmt.Sprint(k) != "[app_cache:illuminate:queue:restart h-app-cache-illuminate:queue:restart]" {
 		t.Errorf("keys %v", k)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraq/laraq/internal/testkit"
+
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
@@ -34,12 +36,12 @@ func TestEncryptionNeeds819(t *testing.T) {
 		release string
 		encrypt bool
 	}{{"5.8.38", false}, {"7.30.7", false}, {"8.18.0", false}, {"8.19.0", true}, {"13.26.1", true}} {
-		rel := mustRelease(t, c.release)
-		d, err := laraq.NewDispatcher(&laraq.Connection{Client: client, Release: rel, Encrypter: captureEncrypter(t)})
+		rel := testkit.MustRelease(t, c.release)
+		d, err := laraq.NewDispatcher(&laraq.Connection{Client: client, Release: rel, Encrypter: testkit.CaptureEncrypter(t)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = d.Prepare(secretJob{Secret: "s"})
+		_, err = d.Prepare(testkit.SecretJob{Secret: "s"})
 		if c.encrypt != (err == nil) || !c.encrypt && !strings.Contains(err.Error(), "8.19") {
 			t.Errorf("%s: a ShouldBeEncrypted job: %v", rel, err)
 		}
@@ -77,7 +79,7 @@ func TestUniqueJobsNeed80(t *testing.T) {
 	}{{"5.8.38", false}, {"7.30.7", false}, {"8.0.0", true}, {"13.26.1", true}} {
 		mr := miniredis.RunT(t)
 		client := redis.NewClient(&redis.Options{Addr: mr.Addr()})
-		rel := mustRelease(t, c.release)
+		rel := testkit.MustRelease(t, c.release)
 		d, err := laraq.NewDispatcher(&laraq.Connection{Client: client, Release: rel})
 		if err != nil {
 			t.Fatal(err)

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraq/laraq/internal/testkit"
+
 	"github.com/laraq/laraq"
 
 	"github.com/laraq/laraq/payload"
@@ -30,12 +32,12 @@ func attemptsOf(t testing.TB, p []byte) int64 {
 }
 
 func TestSuccessDeletesTheReservedCopy(t *testing.T) {
-	e := newEnv(t)
+	e := testkit.NewEnv(t)
 	var mu sync.Mutex
 	var got []*laraq.JobInfo
 	var ids []int64
 	reg := laraq.NewJobs()
-	register(reg, `App\Jobs\SendInvoice`, func(ctx context.Context, cmd *sendInvoice, job *laraq.JobInfo) error {
+	testkit.Register(reg, `App\Jobs\SendInvoice`, func(ctx context.Context, cmd *testkit.SendInvoice, job *laraq.JobInfo) error {
 		mu.Lock()
 		defer mu.Unlock()
 		got = append(got, job)
@@ -44,13 +46,13 @@ func TestSuccessDeletesTheReservedCopy(t *testing.T) {
 	})
 	var pushed [][]byte
 	for i := range 3 {
-		p := job(t, sendInvoice{InvoiceID: int64(100 + i), Note: "n"}, nil)
+		p := testkit.Job(t, testkit.SendInvoice{InvoiceID: int64(100 + i), Note: "n"}, nil)
 		pushed = append(pushed, p)
-		e.push("default", p)
+		e.Push("default", p)
 	}
-	cfg := e.config(reg)
+	cfg := e.Config(reg)
 	cfg.StopWhenEmpty = true
-	if err := e.runToEnd(e.consumer(cfg)); !errors.Is(err, laraq.ErrQueueEmpty) {
+	if err := e.RunToEnd(e.Consumer(cfg)); !errors.Is(err, laraq.ErrQueueEmpty) {
 		t.Fatalf("Run = %v, want ErrQueueEmpty", err)
 	}
 	if fmt.Sprint(ids) != "[100 101 102]" {
@@ -66,50 +68,50 @@ func TestSuccessDeletesTheReservedCopy(t *testing.T) {
 			t.Errorf("reserved copy %s", j.Reserved)
 		}
 	}
-	if k := e.keys(); len(k) != 0 {
+	if k := e.Keys(); len(k) != 0 {
 		t.Errorf("keys left: %v", k)
 	}
-	if len(e.store.all()) != 0 {
-		t.Errorf("failed records: %v", e.store.all())
+	if len(e.Store.All()) != 0 {
+		t.Errorf("failed records: %v", e.Store.All())
 	}
 }
 
 func TestRetryFollowsTriesAndBackoff(t *testing.T) {
-	e := newEnv(t)
+	e := testkit.NewEnv(t)
 	var attempts []int
 	reg := laraq.NewJobs()
 	reg.HandleFunc(`App\Jobs\SendInvoice`, func(ctx context.Context, j *laraq.JobInfo) error {
 		attempts = append(attempts, j.Attempt)
 		return errors.New("smtp down")
 	})
-	cfg := e.config(reg)
+	cfg := e.Config(reg)
 	cfg.Tries = new(3)
 	cfg.Backoff = []int{5, 10}
 	cfg.StopWhenEmpty = true
 	ev := &events{}
 	cfg.OnEvent = ev.add
-	e.push("default", job(t, sendInvoice{InvoiceID: 1}, nil))
+	e.Push("default", testkit.Job(t, testkit.SendInvoice{InvoiceID: 1}, nil))
 
-	t0 := e.clock.Now().Unix()
-	e.runToEnd(e.consumer(cfg))
-	z := e.zset("queues:default:delayed")
+	t0 := e.Clock.Now().Unix()
+	e.RunToEnd(e.Consumer(cfg))
+	z := e.ZSet("queues:default:delayed")
 	if len(z) != 1 || int64(z[0].Score) != t0+5 || attemptsOf(t, []byte(z[0].Member.(string))) != 1 {
 		t.Fatalf("after attempt 1: delayed %v", z)
 	}
-	e.clock.Add(5 * time.Second)
-	e.runToEnd(e.consumer(cfg))
-	z = e.zset("queues:default:delayed")
+	e.Clock.Add(5 * time.Second)
+	e.RunToEnd(e.Consumer(cfg))
+	z = e.ZSet("queues:default:delayed")
 	if len(z) != 1 || int64(z[0].Score) != t0+5+10 {
 		t.Fatalf("after attempt 2: delayed %v", z)
 	}
 	popped3 := []byte(z[0].Member.(string))
-	e.clock.Add(10 * time.Second)
-	e.runToEnd(e.consumer(cfg))
+	e.Clock.Add(10 * time.Second)
+	e.RunToEnd(e.Consumer(cfg))
 
 	if fmt.Sprint(attempts) != "[1 2 3]" {
 		t.Errorf("attempts %v", attempts)
 	}
-	recs := e.store.all()
+	recs := e.Store.All()
 	if len(recs) != 1 {
 		t.Fatalf("failed records %d", len(recs))
 	}
@@ -125,7 +127,7 @@ func TestRetryFollowsTriesAndBackoff(t *testing.T) {
 	if !strings.Contains(r.Exception, "Stack trace:\n#0 ") {
 		t.Errorf("exception without trace: %q", r.Exception)
 	}
-	if k := e.keys(); len(k) != 0 {
+	if k := e.Keys(); len(k) != 0 {
 		t.Errorf("keys left: %v", k)
 	}
 	if got := strings.Join(ev.kinds(), ","); got != "processing,exception,released,processing,exception,released,processing,failed,exception" {
@@ -165,22 +167,22 @@ func TestAlreadyExceededFailsBeforeRunning(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t)
+			e := testkit.NewEnv(t)
 			ran := 0
 			reg := laraq.NewJobs()
 			reg.HandleFunc(`App\Jobs\SendInvoice`, func(ctx context.Context, j *laraq.JobInfo) error { ran++; return nil })
-			cfg := e.config(reg)
+			cfg := e.Config(reg)
 			cfg.Tries = tc.tries
 			cfg.StopWhenEmpty = true
 			mod := tc.mod
 			if tc.clockDiff != 0 || strings.Contains(tc.name, "retryUntil") {
-				until := e.clock.Now().Unix() + tc.clockDiff
+				until := e.Clock.Now().Unix() + tc.clockDiff
 				mod = func(j *payload.ObjectJob) { j.RetryUntil = &until }
 			}
-			p := withAttempts(t, job(t, sendInvoice{InvoiceID: 1}, mod), tc.attempts)
-			e.push("default", p)
-			e.runToEnd(e.consumer(cfg))
-			recs := e.store.all()
+			p := withAttempts(t, testkit.Job(t, testkit.SendInvoice{InvoiceID: 1}, mod), tc.attempts)
+			e.Push("default", p)
+			e.RunToEnd(e.Consumer(cfg))
+			recs := e.Store.All()
 			if tc.wantFail {
 				if ran != 0 || len(recs) != 1 {
 					t.Fatalf("ran %d, records %d", ran, len(recs))
@@ -194,7 +196,7 @@ func TestAlreadyExceededFailsBeforeRunning(t *testing.T) {
 			} else if ran != 1 || len(recs) != 0 {
 				t.Fatalf("ran %d, records %d", ran, len(recs))
 			}
-			if k := e.keys(); len(k) != 0 {
+			if k := e.Keys(); len(k) != 0 {
 				t.Errorf("keys left: %v", k)
 			}
 		})
@@ -202,49 +204,49 @@ func TestAlreadyExceededFailsBeforeRunning(t *testing.T) {
 }
 
 func TestRetryUntilDecidesAfterAnError(t *testing.T) {
-	e := newEnv(t)
+	e := testkit.NewEnv(t)
 	reg := laraq.NewJobs()
 	reg.HandleFunc(`App\Jobs\SendInvoice`, func(ctx context.Context, j *laraq.JobInfo) error {
-		e.clock.Add(10 * time.Second) // the handler ran past retryUntil
+		e.Clock.Add(10 * time.Second) // the handler ran past retryUntil
 		return errors.New("boom")
 	})
-	cfg := e.config(reg)
+	cfg := e.Config(reg)
 	cfg.Tries = new(100)
 	cfg.StopWhenEmpty = true
-	until := e.clock.Now().Unix() + 5
-	e.push("default", job(t, sendInvoice{}, func(j *payload.ObjectJob) { j.RetryUntil = &until }))
-	e.runToEnd(e.consumer(cfg))
-	if recs := e.store.all(); len(recs) != 1 || !strings.Contains(recs[0].Exception, ": boom in ") {
+	until := e.Clock.Now().Unix() + 5
+	e.Push("default", testkit.Job(t, testkit.SendInvoice{}, func(j *payload.ObjectJob) { j.RetryUntil = &until }))
+	e.RunToEnd(e.Consumer(cfg))
+	if recs := e.Store.All(); len(recs) != 1 || !strings.Contains(recs[0].Exception, ": boom in ") {
 		t.Fatalf("records %+v", recs)
 	}
 }
 
 func TestMaxExceptionsSharesLaravelsCounter(t *testing.T) {
-	e := newEnv(t)
+	e := testkit.NewEnv(t)
 	reg := laraq.NewJobs()
 	reg.HandleFunc(`App\Jobs\SendInvoice`, func(ctx context.Context, j *laraq.JobInfo) error { return errors.New("flaky") })
-	cfg := e.config(reg)
+	cfg := e.Config(reg)
 	cfg.Tries = new(0)
 	cfg.StopWhenEmpty = true
-	p := job(t, sendInvoice{}, func(j *payload.ObjectJob) { j.MaxExceptions = new(int64(2)) })
+	p := testkit.Job(t, testkit.SendInvoice{}, func(j *payload.ObjectJob) { j.MaxExceptions = new(int64(2)) })
 	env, _ := payload.Parse(p)
-	e.push("default", p)
-	e.runToEnd(e.consumer(cfg))
-	counter := e.prefix + "job-exceptions:" + env.UUID
-	if v, err := e.client.Get(e.ctx, counter).Result(); err != nil || v != "1" {
+	e.Push("default", p)
+	e.RunToEnd(e.Consumer(cfg))
+	counter := e.Prefix + "job-exceptions:" + env.UUID
+	if v, err := e.Client.Get(e.Ctx, counter).Result(); err != nil || v != "1" {
 		t.Fatalf("counter after one exception = %q, %v", v, err)
 	}
-	if ttl := e.client.TTL(e.ctx, counter).Val(); ttl <= 0 || ttl > 24*time.Hour {
+	if ttl := e.Client.TTL(e.Ctx, counter).Val(); ttl <= 0 || ttl > 24*time.Hour {
 		t.Errorf("counter ttl %v", ttl)
 	}
-	if len(e.store.all()) != 0 {
+	if len(e.Store.All()) != 0 {
 		t.Fatal("failed after one exception")
 	}
-	e.runToEnd(e.consumer(cfg)) // released with backoff 0: due now
-	if recs := e.store.all(); len(recs) != 1 {
+	e.RunToEnd(e.Consumer(cfg)) // released with backoff 0: due now
+	if recs := e.Store.All(); len(recs) != 1 {
 		t.Fatalf("records after two exceptions: %d", len(recs))
 	}
-	if k := e.keys(); len(k) != 0 {
+	if k := e.Keys(); len(k) != 0 {
 		t.Errorf("keys left (counter must be forgotten): %v", k)
 	}
 }
@@ -265,17 +267,17 @@ func TestBackoffSources(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t)
+			e := testkit.NewEnv(t)
 			reg := laraq.NewJobs()
 			reg.HandleFunc(`App\Jobs\SendInvoice`, func(ctx context.Context, j *laraq.JobInfo) error { return errors.New("x") })
-			cfg := e.config(reg)
+			cfg := e.Config(reg)
 			cfg.Tries = new(0)
 			cfg.Backoff = tc.workerBO
 			cfg.StopWhenEmpty = true
-			e.push("default", withAttempts(t, job(t, sendInvoice{}, tc.mod), tc.attempts))
-			e.runToEnd(e.consumer(cfg))
-			z := e.zset("queues:default:delayed")
-			if len(z) != 1 || int64(z[0].Score) != e.clock.Now().Unix()+tc.want {
+			e.Push("default", withAttempts(t, testkit.Job(t, testkit.SendInvoice{}, tc.mod), tc.attempts))
+			e.RunToEnd(e.Consumer(cfg))
+			z := e.ZSet("queues:default:delayed")
+			if len(z) != 1 || int64(z[0].Score) != e.Clock.Now().Unix()+tc.want {
 				t.Fatalf("delayed %v, want score now+%d", z, tc.want)
 			}
 		})
@@ -300,25 +302,25 @@ func TestHandlerOutcomes(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t)
+			e := testkit.NewEnv(t)
 			reg := laraq.NewJobs()
 			reg.HandleFunc(`App\Jobs\SendInvoice`, func(ctx context.Context, j *laraq.JobInfo) error { return tc.ret() })
-			cfg := e.config(reg)
+			cfg := e.Config(reg)
 			cfg.StopWhenEmpty = true
 			ev := &events{}
 			cfg.OnEvent = ev.add
-			p := job(t, sendInvoice{}, nil)
-			e.push("default", p)
-			e.runToEnd(e.consumer(cfg))
-			z := e.zset("queues:default:delayed")
+			p := testkit.Job(t, testkit.SendInvoice{}, nil)
+			e.Push("default", p)
+			e.RunToEnd(e.Consumer(cfg))
+			z := e.ZSet("queues:default:delayed")
 			switch {
 			case tc.wantDelay < 0 && len(z) != 0:
 				t.Errorf("delayed %v", z)
-			case tc.wantDelay >= 0 && (len(z) != 1 || int64(z[0].Score) != e.clock.Now().Unix()+tc.wantDelay ||
+			case tc.wantDelay >= 0 && (len(z) != 1 || int64(z[0].Score) != e.Clock.Now().Unix()+tc.wantDelay ||
 				attemptsOf(t, []byte(z[0].Member.(string))) != 1):
 				t.Errorf("delayed %v, want one at now+%d with attempts 1", z, tc.wantDelay)
 			}
-			recs := e.store.all()
+			recs := e.Store.All()
 			if tc.wantFailed == "" && len(recs) != 0 || tc.wantFailed != "" && (len(recs) != 1 || !strings.Contains(recs[0].Exception, tc.wantFailed)) {
 				t.Errorf("records %+v", recs)
 			}
@@ -328,35 +330,35 @@ func TestHandlerOutcomes(t *testing.T) {
 			if got := strings.Join(ev.kinds(), ","); got != tc.wantEvents {
 				t.Errorf("events %s, want %s", got, tc.wantEvents)
 			}
-			if len(e.list("queues:default")) != 0 || len(e.zset("queues:default:reserved")) != 0 {
-				t.Errorf("job left ready or reserved: %v", e.keys())
+			if len(e.List("queues:default")) != 0 || len(e.ZSet("queues:default:reserved")) != 0 {
+				t.Errorf("job left ready or reserved: %v", e.Keys())
 			}
 		})
 	}
 }
 
 func TestUndecodableCommandIsFailedNotLost(t *testing.T) {
-	e := newEnv(t)
+	e := testkit.NewEnv(t)
 	called := false
 	reg := laraq.NewJobs()
-	register(reg, `App\Jobs\SendInvoice`, func(ctx context.Context, cmd *sendInvoice, job *laraq.JobInfo) error {
+	testkit.Register(reg, `App\Jobs\SendInvoice`, func(ctx context.Context, cmd *testkit.SendInvoice, job *laraq.JobInfo) error {
 		called = true
 		return nil
 	})
-	cfg := e.config(reg)
+	cfg := e.Config(reg)
 	cfg.Tries = new(5)
 	cfg.StopWhenEmpty = true
 	// A command cut short, and one whose property has the wrong type.
-	bad := job(t, sendInvoice{}, func(j *payload.ObjectJob) { j.Command = `O:20:"App\Jobs\SendInvoice":1:{s:9:"invoiceId";i:5}` })
-	wrong := job(t, sendInvoice{}, func(j *payload.ObjectJob) {
+	bad := testkit.Job(t, testkit.SendInvoice{}, func(j *payload.ObjectJob) { j.Command = `O:20:"App\Jobs\SendInvoice":1:{s:9:"invoiceId";i:5}` })
+	wrong := testkit.Job(t, testkit.SendInvoice{}, func(j *payload.ObjectJob) {
 		j.Command = `O:20:"App\Jobs\SendInvoice":1:{s:9:"invoiceId";s:3:"abc";}`
 	})
-	e.push("default", bad, wrong)
-	e.runToEnd(e.consumer(cfg))
+	e.Push("default", bad, wrong)
+	e.RunToEnd(e.Consumer(cfg))
 	if called {
 		t.Error("handler called for an undecodable command")
 	}
-	recs := e.store.all()
+	recs := e.Store.All()
 	if len(recs) != 2 {
 		t.Fatalf("records %d", len(recs))
 	}
@@ -367,32 +369,32 @@ func TestUndecodableCommandIsFailedNotLost(t *testing.T) {
 	if !strings.Contains(recs[1].Exception, `decode data.command of App\Jobs\SendInvoice: phpser: cannot unmarshal PHP string into Go int64`) {
 		t.Errorf("record 1: %s", recs[1].Exception)
 	}
-	if k := e.keys(); len(k) != 0 {
+	if k := e.Keys(); len(k) != 0 {
 		t.Errorf("keys left: %v", k)
 	}
 }
 
 func TestUnreadablePayloads(t *testing.T) {
-	e := newEnv(t)
+	e := testkit.NewEnv(t)
 	reg := laraq.NewJobs()
 	reg.HandleFunc(`App\Jobs\SendInvoice`, func(ctx context.Context, j *laraq.JobInfo) error { return nil })
-	cfg := e.config(reg)
+	cfg := e.Config(reg)
 	cfg.StopWhenEmpty = true
 	ev := &events{}
 	cfg.OnEvent = ev.add
 	noAttempts := []byte(`{"uuid":"u1","job":"Illuminate\\Queue\\CallQueuedHandler@call","data":{}}`)
 	boolJob := []byte(`{"uuid":"u2","job":true,"data":{},"attempts":0}`)
 	noCommand := []byte(`{"uuid":"u3","job":"Illuminate\\Queue\\CallQueuedHandler@call","data":{"commandName":"App\\Jobs\\SendInvoice"},"attempts":0}`)
-	e.push("default", noAttempts, boolJob, noCommand)
-	e.runToEnd(e.consumer(cfg))
+	e.Push("default", noAttempts, boolJob, noCommand)
+	e.RunToEnd(e.Consumer(cfg))
 
-	if inv := e.list("queues:default:invalid"); len(inv) != 1 || inv[0] != string(noAttempts) {
+	if inv := e.List("queues:default:invalid"); len(inv) != 1 || inv[0] != string(noAttempts) {
 		t.Errorf("invalid list %q", inv)
 	}
 	if ev.count(laraq.EventInvalid) != 1 {
 		t.Errorf("events %v", ev.kinds())
 	}
-	recs := e.store.all()
+	recs := e.Store.All()
 	if len(recs) != 2 {
 		t.Fatalf("records %+v", recs)
 	}
@@ -404,76 +406,76 @@ func TestUnreadablePayloads(t *testing.T) {
 	if !bytes.Equal(recs[0].Payload, boolJob) || !bytes.Equal(recs[1].Payload, noCommand) {
 		t.Errorf("payloads %s / %s", recs[0].Payload, recs[1].Payload)
 	}
-	if k := e.keys(); fmt.Sprint(k) != "[queues:default:invalid]" {
+	if k := e.Keys(); fmt.Sprint(k) != "[queues:default:invalid]" {
 		t.Errorf("keys %v", k)
 	}
 }
 
 func TestUnhandledPolicies(t *testing.T) {
 	t.Run("fail", func(t *testing.T) {
-		e := newEnv(t)
-		cfg := e.config(laraq.NewJobs())
+		e := testkit.NewEnv(t)
+		cfg := e.Config(laraq.NewJobs())
 		cfg.StopWhenEmpty = true
-		p := job(t, otherJob{}, nil)
-		e.push("default", p)
-		e.runToEnd(e.consumer(cfg))
-		recs := e.store.all()
+		p := testkit.Job(t, otherJob{}, nil)
+		e.Push("default", p)
+		e.RunToEnd(e.Consumer(cfg))
+		recs := e.Store.All()
 		if len(recs) != 1 || !bytes.Equal(recs[0].Payload, p) ||
 			!strings.HasPrefix(recs[0].Exception, `Laraq\UnhandledJob: no handler is registered for App\Jobs\Other in this Go worker in `) {
 			t.Fatalf("records %+v", recs)
 		}
-		if k := e.keys(); len(k) != 0 {
+		if k := e.Keys(); len(k) != 0 {
 			t.Errorf("keys %v", k)
 		}
 	})
 	t.Run("fail without a failed store releases", func(t *testing.T) {
-		e := newEnv(t)
-		cfg := e.config(laraq.NewJobs())
+		e := testkit.NewEnv(t)
+		cfg := e.Config(laraq.NewJobs())
 		cfg.Failed = nil
 		cfg.StopWhenEmpty = true
-		e.push("default", job(t, otherJob{}, nil))
-		bad := job(t, sendInvoice{}, func(j *payload.ObjectJob) { j.Command = "O:3:" })
-		e.push("other", bad)
+		e.Push("default", testkit.Job(t, otherJob{}, nil))
+		bad := testkit.Job(t, testkit.SendInvoice{}, func(j *payload.ObjectJob) { j.Command = "O:3:" })
+		e.Push("other", bad)
 		cfg.Queues = []string{"default", "other"}
 		reg := laraq.NewJobs()
-		register(reg, `App\Jobs\SendInvoice`, func(ctx context.Context, cmd *sendInvoice, job *laraq.JobInfo) error { return nil })
+		testkit.Register(reg, `App\Jobs\SendInvoice`, func(ctx context.Context, cmd *testkit.SendInvoice, job *laraq.JobInfo) error { return nil })
 		cfg.Registry = reg
-		e.runToEnd(e.consumer(cfg))
-		z := e.zset("queues:default:delayed")
-		if len(z) != 1 || int64(z[0].Score) != e.clock.Now().Unix()+int64(laraq.DefaultUnhandledDelay/time.Second) {
+		e.RunToEnd(e.Consumer(cfg))
+		z := e.ZSet("queues:default:delayed")
+		if len(z) != 1 || int64(z[0].Score) != e.Clock.Now().Unix()+int64(laraq.DefaultUnhandledDelay/time.Second) {
 			t.Fatalf("delayed %v", z)
 		}
-		if !strings.Contains(e.logs.String(), base64.StdEncoding.EncodeToString(bad)) {
-			t.Errorf("undecodable job not logged:\n%s", e.logs.String())
+		if !strings.Contains(e.Logs.String(), base64.StdEncoding.EncodeToString(bad)) {
+			t.Errorf("undecodable job not logged:\n%s", e.Logs.String())
 		}
 	})
 	t.Run("release", func(t *testing.T) {
-		e := newEnv(t)
-		cfg := e.config(laraq.NewJobs())
+		e := testkit.NewEnv(t)
+		cfg := e.Config(laraq.NewJobs())
 		cfg.StopWhenEmpty = true
 		cfg.Unhandled = laraq.UnhandledPolicy{Action: laraq.ReleaseUnhandled, Delay: 30 * time.Second}
-		e.push("default", job(t, otherJob{}, nil))
-		e.runToEnd(e.consumer(cfg))
-		z := e.zset("queues:default:delayed")
-		if len(z) != 1 || int64(z[0].Score) != e.clock.Now().Unix()+30 || len(e.store.all()) != 0 {
+		e.Push("default", testkit.Job(t, otherJob{}, nil))
+		e.RunToEnd(e.Consumer(cfg))
+		z := e.ZSet("queues:default:delayed")
+		if len(z) != 1 || int64(z[0].Score) != e.Clock.Now().Unix()+30 || len(e.Store.All()) != 0 {
 			t.Fatalf("delayed %v", z)
 		}
 	})
 	t.Run("hand back", func(t *testing.T) {
-		e := newEnv(t)
+		e := testkit.NewEnv(t)
 		ran := 0
 		reg := laraq.NewJobs()
 		reg.HandleFunc(`App\Jobs\SendInvoice`, func(ctx context.Context, j *laraq.JobInfo) error { ran++; return nil })
-		cfg := e.config(reg)
+		cfg := e.Config(reg)
 		cfg.Unhandled = laraq.UnhandledPolicy{Action: laraq.HandBackUnhandled, Delay: time.Hour}
 		ev := &events{}
 		cfg.OnEvent = ev.add
-		other := job(t, otherJob{}, nil)
-		e.push("default", other)
-		stop, _ := e.run(e.consumer(cfg))
-		eventually(t, 5*time.Second, "hand back", func() bool { return ev.count(laraq.EventHandedBack) == 1 })
+		other := testkit.Job(t, otherJob{}, nil)
+		e.Push("default", other)
+		stop, _ := e.Run(e.Consumer(cfg))
+		testkit.Eventually(t, 5*time.Second, "hand back", func() bool { return ev.count(laraq.EventHandedBack) == 1 })
 		// The queue is left alone now: even a job it could run waits.
-		e.push("default", job(t, sendInvoice{}, nil))
+		e.Push("default", testkit.Job(t, testkit.SendInvoice{}, nil))
 		time.Sleep(150 * time.Millisecond)
 		if err := stop(); err != nil {
 			t.Fatal(err)
@@ -481,14 +483,14 @@ func TestUnhandledPolicies(t *testing.T) {
 		if ran != 0 || ev.count(laraq.EventHandedBack) != 1 {
 			t.Fatalf("ran %d, events %v", ran, ev.kinds())
 		}
-		ready := e.list("queues:default")
+		ready := e.List("queues:default")
 		if len(ready) != 2 || ready[0] != string(other) {
 			t.Fatalf("ready %q", ready)
 		}
-		if n := len(e.list("queues:default:notify")); n != 2 {
+		if n := len(e.List("queues:default:notify")); n != 2 {
 			t.Errorf("notify tokens %d, want 2", n)
 		}
-		if len(e.zset("queues:default:reserved")) != 0 || len(e.store.all()) != 0 {
+		if len(e.ZSet("queues:default:reserved")) != 0 || len(e.Store.All()) != 0 {
 			t.Error("handed-back job reserved or failed")
 		}
 	})
@@ -501,10 +503,10 @@ type otherJob struct {
 func (otherJob) PHPClass() string { return `App\Jobs\Other` }
 
 func TestAliasRoutesRenamedClass(t *testing.T) {
-	e := newEnv(t)
+	e := testkit.NewEnv(t)
 	var got []int64
 	reg := laraq.NewJobs()
-	register(reg, `App\Jobs\SendInvoice`, func(ctx context.Context, cmd *sendInvoice, job *laraq.JobInfo) error {
+	testkit.Register(reg, `App\Jobs\SendInvoice`, func(ctx context.Context, cmd *testkit.SendInvoice, job *laraq.JobInfo) error {
 		got = append(got, cmd.InvoiceID)
 		if job.Class != `App\Jobs\Other` {
 			t.Errorf("class %s", job.Class)
@@ -512,40 +514,40 @@ func TestAliasRoutesRenamedClass(t *testing.T) {
 		return nil
 	})
 	reg.Alias(`App\Jobs\Other`, `App\Jobs\SendInvoice`)
-	cfg := e.config(reg)
+	cfg := e.Config(reg)
 	cfg.StopWhenEmpty = true
-	e.push("default", job(t, otherJob{X: 4}, func(j *payload.ObjectJob) {
+	e.Push("default", testkit.Job(t, otherJob{X: 4}, func(j *payload.ObjectJob) {
 		j.Command = `O:14:"App\Jobs\Other":1:{s:9:"invoiceId";i:77;}`
 	}))
-	e.runToEnd(e.consumer(cfg))
+	e.RunToEnd(e.Consumer(cfg))
 	if fmt.Sprint(got) != "[77]" {
 		t.Errorf("got %v", got)
 	}
 }
 
 func TestStringJobsRouteByJobString(t *testing.T) {
-	e := newEnv(t)
+	e := testkit.NewEnv(t)
 	var data map[string]any
 	reg := laraq.NewJobs()
-	register(reg, `App\Jobs\Report@build`, func(ctx context.Context, d *map[string]any, job *laraq.JobInfo) error {
+	testkit.Register(reg, `App\Jobs\Report@build`, func(ctx context.Context, d *map[string]any, job *laraq.JobInfo) error {
 		data = *d
 		if job.IsObjectJob() || job.Name != `App\Jobs\Report` {
 			t.Errorf("job %+v", job)
 		}
 		return nil
 	})
-	cfg := e.config(reg)
+	cfg := e.Config(reg)
 	cfg.StopWhenEmpty = true
 	p, err := payload.BuildString(`App\Jobs\Report@build`, json.RawMessage(`{"month":"2024-05","ids":[1,2]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.push("default", p)
-	e.runToEnd(e.consumer(cfg))
+	e.Push("default", p)
+	e.RunToEnd(e.Consumer(cfg))
 	if fmt.Sprint(data) != "map[ids:[1 2] month:2024-05]" {
 		t.Errorf("data %v", data)
 	}
-	if k := e.keys(); len(k) != 0 {
+	if k := e.Keys(); len(k) != 0 {
 		t.Errorf("keys %v", k)
 	}
 }
@@ -553,18 +555,18 @@ func TestStringJobsRouteByJobString(t *testing.T) {
 // TestFailedRowNamesTheHandler: a handler's error carries no location of its own; the
 // failed_jobs row must point at the handler (this file), not at laraq's worker.
 func TestFailedRowNamesTheHandler(t *testing.T) {
-	e := newEnv(t)
+	e := testkit.NewEnv(t)
 	jobs := laraq.NewJobs()
-	laraq.Handle(jobs, func(ctx context.Context, job *laraq.Job[sendInvoice]) error {
+	laraq.Handle(jobs, func(ctx context.Context, job *laraq.Job[testkit.SendInvoice]) error {
 		return errors.New("card declined")
 	})
 	jobs.HandleFunc(`App\Jobs\Raw`, func(ctx context.Context, job *laraq.JobInfo) error { return laraq.Fail(nil) })
-	cfg := e.config(jobs)
+	cfg := e.Config(jobs)
 	cfg.StopWhenEmpty = true
-	e.push("default", job(t, sendInvoice{InvoiceID: 1}, nil),
-		job(t, sendInvoice{InvoiceID: 2}, func(j *payload.ObjectJob) { j.CommandName = `App\Jobs\Raw` }))
-	e.runToEnd(e.consumer(cfg))
-	recs := e.store.all()
+	e.Push("default", testkit.Job(t, testkit.SendInvoice{InvoiceID: 1}, nil),
+		testkit.Job(t, testkit.SendInvoice{InvoiceID: 2}, func(j *payload.ObjectJob) { j.CommandName = `App\Jobs\Raw` }))
+	e.RunToEnd(e.Consumer(cfg))
+	recs := e.Store.All()
 	if len(recs) != 2 {
 		t.Fatalf("records %+v", recs)
 	}

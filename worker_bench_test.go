@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraq/laraq/internal/testkit"
+
 	"github.com/laraq/laraq"
 
 	"github.com/laraq/laraq/internal/rdb"
@@ -45,7 +47,7 @@ func benchRedis(tb testing.TB) (client *redis.Client, prefix string) {
 func fill(tb testing.TB, client redis.UniversalClient, prefix, queue string, n int) {
 	tb.Helper()
 	ctx := context.Background()
-	p, err := newDispatcher(client, dispatchSetup{Prefix: prefix})
+	p, err := testkit.NewDispatcher(client, testkit.DispatchSetup{Prefix: prefix})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -101,9 +103,9 @@ func noopRegistry(count *atomic.Int64) *laraq.Jobs {
 func drain(tb testing.TB, client redis.UniversalClient, prefix, queue string, concurrency int) (int64, time.Duration) {
 	tb.Helper()
 	var count atomic.Int64
-	c, err := newWorker(client, setup{
+	c, err := testkit.NewWorker(client, testkit.Setup{
 		Queues: []string{queue}, Prefix: prefix, Registry: noopRegistry(&count), Concurrency: concurrency,
-		StopWhenEmpty: true, Logger: slogTo(discard{}),
+		StopWhenEmpty: true, Logger: testkit.SlogTo(discard{}),
 	})
 	if err != nil {
 		tb.Fatal(err)
@@ -153,7 +155,7 @@ func BenchmarkPickupLatency(b *testing.B) {
 }
 
 func pickupLatency(tb testing.TB, client redis.UniversalClient, prefix, queue string, n int, every time.Duration) (p50, p99 time.Duration) {
-	p, err := newDispatcher(client, dispatchSetup{Prefix: prefix})
+	p, err := testkit.NewDispatcher(client, testkit.DispatchSetup{Prefix: prefix})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -161,7 +163,7 @@ func pickupLatency(tb testing.TB, client redis.UniversalClient, prefix, queue st
 	lat := make([]time.Duration, 0, n)
 	started := make(chan struct{}, n)
 	reg := laraq.NewJobs()
-	register(reg, `App\Jobs\Noop`, func(ctx context.Context, cmd *noop, job *laraq.JobInfo) error {
+	testkit.Register(reg, `App\Jobs\Noop`, func(ctx context.Context, cmd *noop, job *laraq.JobInfo) error {
 		d := time.Since(time.Unix(0, cmd.N))
 		mu.Lock()
 		lat = append(lat, d)
@@ -169,9 +171,9 @@ func pickupLatency(tb testing.TB, client redis.UniversalClient, prefix, queue st
 		started <- struct{}{}
 		return nil
 	})
-	c, err := newWorker(client, setup{
+	c, err := testkit.NewWorker(client, testkit.Setup{
 		Queues: []string{queue}, Prefix: prefix, Registry: reg, Concurrency: 1,
-		BlockFor: new(time.Duration(0)), Logger: slogTo(discard{}),
+		BlockFor: new(time.Duration(0)), Logger: testkit.SlogTo(discard{}),
 	})
 	if err != nil {
 		tb.Fatal(err)

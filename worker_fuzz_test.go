@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraq/laraq/internal/testkit"
+
 	"github.com/laraq/laraq"
 
 	"github.com/laraq/laraq/internal/rdb"
@@ -67,7 +69,7 @@ func FuzzNoPayloadIsLost(f *testing.F) {
 			var v any
 			return job.Bind(&v)
 		})
-		store := &memStore{}
+		store := &testkit.MemStore{}
 		// Every payload the worker took: raw, then the next jobs of a chain it continued.
 		var mu sync.Mutex
 		taken := map[string]bool{string(raw): true}
@@ -78,8 +80,8 @@ func FuzzNoPayloadIsLost(f *testing.F) {
 				mu.Unlock()
 			}
 		}
-		c, err := newWorker(client, setup{Prefix: prefix, Registry: reg, Failed: store,
-			StopWhenEmpty: true, Logger: slogTo(discard{}), Timeout: 5 * time.Second, OnEvent: onEvent})
+		c, err := testkit.NewWorker(client, testkit.Setup{Prefix: prefix, Registry: reg, Failed: store,
+			StopWhenEmpty: true, Logger: testkit.SlogTo(discard{}), Timeout: 5 * time.Second, OnEvent: onEvent})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -94,7 +96,7 @@ func FuzzNoPayloadIsLost(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		recs := store.all()
+		recs := store.All()
 		// A successful run deletes the job; a failed one is recorded; an unreservable
 		// one is moved aside. A released one (delay 0 retries) may still be delayed. A
 		// chain has one job alive at a time: whichever step ends it is the one kept.

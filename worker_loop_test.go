@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraq/laraq/internal/testkit"
+
 	"github.com/laraq/laraq"
 
 	"github.com/alicebob/miniredis/v2"
@@ -57,35 +59,35 @@ func TestStopConditionsAreCheckedBeforeEachPop(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
 		concurrency int
-		stop        func(e *env, c *laraq.Worker)
+		stop        func(e *testkit.Env, c *laraq.Worker)
 		want        error // nil: Run is cancelled by the test
 	}{
-		{"queue:restart", 2, func(e *env, c *laraq.Worker) {
-			if err := e.rdb.Cache().SignalRestart(e.ctx, 2); err != nil {
-				e.t.Fatal(err)
+		{"queue:restart", 2, func(e *testkit.Env, c *laraq.Worker) {
+			if err := e.RDB.Cache().SignalRestart(e.Ctx, 2); err != nil {
+				e.T.Fatal(err)
 			}
 		}, laraq.ErrRestart},
-		{"max time", 3, func(e *env, c *laraq.Worker) { e.clock.Add(time.Hour) }, laraq.ErrMaxTime},
-		{"pause", 2, func(e *env, c *laraq.Worker) { c.Pause() }, nil},
+		{"max time", 3, func(e *testkit.Env, c *laraq.Worker) { e.Clock.Add(time.Hour) }, laraq.ErrMaxTime},
+		{"pause", 2, func(e *testkit.Env, c *laraq.Worker) { c.Pause() }, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t)
+			e := testkit.NewEnv(t)
 			g := newGate()
-			cfg := e.config(g.registry())
+			cfg := e.Config(g.registry())
 			cfg.Concurrency = tc.concurrency
 			cfg.MaxTime = time.Minute
 			cfg.SignalInterval = 20 * time.Millisecond
-			cfg.Logger = quietLogger(t)
-			if err := e.rdb.Cache().SignalRestart(e.ctx, 1); err != nil {
+			cfg.Logger = testkit.QuietLogger(t)
+			if err := e.RDB.Cache().SignalRestart(e.Ctx, 1); err != nil {
 				t.Fatal(err)
 			}
 			const total = 6
 			for i := range total {
-				e.push("default", job(t, sendInvoice{InvoiceID: int64(i)}, nil))
+				e.Push("default", testkit.Job(t, testkit.SendInvoice{InvoiceID: int64(i)}, nil))
 			}
-			c := e.consumer(cfg)
-			stop, done := e.run(c)
+			c := e.Consumer(cfg)
+			stop, done := e.Run(c)
 			defer stop()
 			g.waitRunning(t, tc.concurrency)
 			tc.stop(e, c)
@@ -108,12 +110,12 @@ func TestStopConditionsAreCheckedBeforeEachPop(t *testing.T) {
 			if n := int(g.started.Load()); n != tc.concurrency {
 				t.Errorf("%d jobs started, want exactly the %d in flight", n, tc.concurrency)
 			}
-			if ready := len(e.list("queues:default")); ready != total-tc.concurrency {
+			if ready := len(e.List("queues:default")); ready != total-tc.concurrency {
 				t.Errorf("%d jobs left ready, want %d", ready, total-tc.concurrency)
 			}
 			if tc.want == nil {
 				c.Resume()
-				eventually(t, 5*time.Second, "the remaining jobs after Resume", func() bool {
+				testkit.Eventually(t, 5*time.Second, "the remaining jobs after Resume", func() bool {
 					return g.started.Load() == total
 				})
 				if err := stop(); err != nil {
@@ -129,7 +131,7 @@ func TestStopConditionsAreCheckedBeforeEachPop(t *testing.T) {
 func TestMaxJobsWithFreeSlots(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ concurrency, maxJobs int }{{4, 1}, {4, 3}, {3, 5}, {2, 7}} {
-		e := newEnv(t)
+		e := testkit.NewEnv(t)
 		var ran atomic.Int32
 		reg := laraq.NewJobs()
 		reg.HandleFunc(`App\Jobs\SendInvoice`, func(ctx context.Context, j *laraq.JobInfo) error {
@@ -137,17 +139,17 @@ func TestMaxJobsWithFreeSlots(t *testing.T) {
 			time.Sleep(time.Duration(j.Attempt) * 5 * time.Millisecond)
 			return nil
 		})
-		cfg := e.config(reg)
+		cfg := e.Config(reg)
 		cfg.Concurrency, cfg.MaxJobs = tc.concurrency, tc.maxJobs
-		cfg.Logger = quietLogger(t)
+		cfg.Logger = testkit.QuietLogger(t)
 		for i := range 12 {
-			e.push("default", job(t, sendInvoice{InvoiceID: int64(i)}, nil))
+			e.Push("default", testkit.Job(t, testkit.SendInvoice{InvoiceID: int64(i)}, nil))
 		}
-		if err := e.runToEnd(e.consumer(cfg)); !errors.Is(err, laraq.ErrMaxJobs) {
+		if err := e.RunToEnd(e.Consumer(cfg)); !errors.Is(err, laraq.ErrMaxJobs) {
 			t.Fatalf("%+v: Run = %v", tc, err)
 		}
-		if int(ran.Load()) != tc.maxJobs || len(e.list("queues:default")) != 12-tc.maxJobs || len(e.zset("queues:default:reserved")) != 0 {
-			t.Errorf("%+v: ran %d, ready %d", tc, ran.Load(), len(e.list("queues:default")))
+		if int(ran.Load()) != tc.maxJobs || len(e.List("queues:default")) != 12-tc.maxJobs || len(e.ZSet("queues:default:reserved")) != 0 {
+			t.Errorf("%+v: ran %d, ready %d", tc, ran.Load(), len(e.List("queues:default")))
 		}
 	}
 }
@@ -203,9 +205,9 @@ func TestHeartbeatReportsRedis(t *testing.T) {
 			defer client.Close()
 			g := newGate()
 			var beats loopEvents
-			c, err := newWorker(client, setup{
+			c, err := testkit.NewWorker(client, testkit.Setup{
 				Registry: g.registry(), Concurrency: 1, Sleep: 5 * time.Second, Cache: laraq.CacheStore{Disabled: true},
-				OnEvent: beats.add, Logger: quietLogger(t),
+				OnEvent: beats.add, Logger: testkit.QuietLogger(t),
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -214,7 +216,7 @@ func TestHeartbeatReportsRedis(t *testing.T) {
 			defer cancel()
 			if tc.busy {
 				// Queued before Run, so that the first pop takes it rather than a 5 s sleep.
-				if err := client.RPush(ctx, "queues:default", job(t, sendInvoice{}, nil)).Err(); err != nil {
+				if err := client.RPush(ctx, "queues:default", testkit.Job(t, testkit.SendInvoice{}, nil)).Err(); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -223,7 +225,7 @@ func TestHeartbeatReportsRedis(t *testing.T) {
 			if tc.busy {
 				g.waitRunning(t, 1)
 			}
-			eventually(t, 5*time.Second, "a healthy heartbeat", func() bool {
+			testkit.Eventually(t, 5*time.Second, "a healthy heartbeat", func() bool {
 				b := beats.since(0)
 				return len(b) > 0 && b[len(b)-1] == nil
 			})
@@ -232,7 +234,7 @@ func TestHeartbeatReportsRedis(t *testing.T) {
 			n := beats.len()
 			// Sleep (5 s) and the busy slot both outlast the wait: the heartbeat must
 			// come from the waits themselves.
-			eventually(t, 8*time.Second, "a heartbeat with the Redis error", func() bool {
+			testkit.Eventually(t, 8*time.Second, "a heartbeat with the Redis error", func() bool {
 				for _, err := range beats.since(n) {
 					if err != nil {
 						return true
@@ -245,7 +247,7 @@ func TestHeartbeatReportsRedis(t *testing.T) {
 				t.Fatal(err)
 			}
 			n = beats.len()
-			eventually(t, 10*time.Second, "a healthy heartbeat after the restart", func() bool {
+			testkit.Eventually(t, 10*time.Second, "a healthy heartbeat after the restart", func() bool {
 				b := beats.since(n)
 				return len(b) > 0 && b[len(b)-1] == nil
 			})

@@ -11,5 +11,12 @@
 // skipped queue, the one line the command ends with, the /healthz answer and the
 // metrics, and the jobs' state in Redis: none lost, changed, or left reserved unrun.
 //
-//	go test ./internal/faults
+// The library's worker meets the passing faults here too (faults_test.go, package
+// faults_test, on the testkit helpers): a Redis stall while pops and acknowledgements
+// are in flight loses no job, no attempt and no acknowledgement; a failed row that cannot
+// be written keeps its job reserved, also across a stop; refused credentials stop the
+// worker; and a job that outlived its reservation is reported. The stall tests pause a
+// redis-server of their own (testenv.PrivateRedis); the others use the binary's shared one.
+//
+//	CI=true go test -count=1 ./internal/faults
 package faults

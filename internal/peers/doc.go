@@ -9,6 +9,7 @@
 //
 //	go test ./internal/peers -run TestCapturedPayloadsDoNotDrift -capture
 //
-// then rewrite their decoded/ goldens with `go test -run TestCompatibility -update .`.
+// then rewrite their decoded/ goldens with
+// `go test ./internal/interop -run TestCompatibility -update`.
 // The package has tests only.
 package peers

@@ -1,6 +1,6 @@
 <?php
-// Job classes of the worker parity and chain tests (consumer/parity_test.go and
-// consumer/chain_php_test.go). Loaded by dispatch.php and work.php after jobs.php, whose
+// Job classes of the worker parity and chain tests (internal/parity/parity_test.go and
+// internal/interop/chain_php_test.go). Loaded by dispatch.php and work.php after jobs.php, whose
 // RecordsWhatItGot trait they use: handle() appends the usual record to LARAQ_RECORD.
 //
 //   App\Jobs\GoStep           a chain step a Go worker runs. PHP runs it too when a test
