@@ -109,11 +109,16 @@ func (en Encoder) AppendMarshal(dst []byte, v any) ([]byte, error) {
 	}
 	if rv.Kind() == reflect.Struct {
 		root = cachedClassOf(rv.Type())
-		// An addressable copy lets the encoders read fields such as time.Time in
-		// place instead of boxing each one.
-		p := reflect.New(rv.Type()).Elem()
-		p.Set(rv)
-		rv = p
+		// An addressable value lets the encoders read fields such as time.Time in
+		// place instead of boxing each one: the interface's own copy where nothing
+		// may write to it, else a copy of ours.
+		if p, ok := inPlace(v, rv.Type()); ok {
+			rv = p
+		} else {
+			p := reflect.New(rv.Type()).Elem()
+			p.Set(rv)
+			rv = p
+		}
 	}
 	out, err := typeEncoder(rv.Type())(&e, dst, rv)
 	if err != nil {
@@ -219,7 +224,7 @@ func newTypeEncoder(t reflect.Type, objClass string) encoderFunc {
 		}
 	case mapType:
 		return encodeOrderedMap
-	case reflect.TypeFor[Object]():
+	case objectType:
 		return encodeObject
 	case reflect.TypeFor[EnumCase]():
 		return func(e *encState, b []byte, rv reflect.Value) ([]byte, error) {
@@ -452,6 +457,10 @@ func encodeOrderedMap(e *encState, b []byte, rv reflect.Value) ([]byte, error) {
 	} else {
 		m = rv.Interface().(Map)
 	}
+	return encodeMap(e, b, m)
+}
+
+func encodeMap(e *encState, b []byte, m Map) ([]byte, error) {
 	b = append(b, 'a', ':')
 	b = appendInt(b, int64(len(m)))
 	b = append(b, ':', '{')
@@ -522,17 +531,28 @@ func encodeAny(e *encState, b []byte, x any) ([]byte, error) {
 		}
 		e.leave()
 		return append(b, '}'), nil
+	case Object:
+		return encodeObjectProps(e, b, v)
+	case Map:
+		return encodeMap(e, b, v)
 	}
 	rv := reflect.ValueOf(x)
 	return typeEncoder(rv.Type())(e, b, rv)
 }
 
 func encodeObject(e *encState, b []byte, rv reflect.Value) ([]byte, error) {
-	o := rv.Interface().(Object)
+	return encodeObjectProps(e, b, rv.Interface().(Object))
+}
+
+var objectType = reflect.TypeFor[Object]()
+
+func encodeObjectProps(e *encState, b []byte, o Object) ([]byte, error) {
 	if !validClass(o.Class) {
-		return b, e.err(rv.Type(), "invalid class name "+strconv.Quote(o.Class))
+		return b, e.err(objectType, "invalid class name "+strconv.Quote(o.Class))
 	}
-	names := make([]string, 0, len(o.Props))
+	// Sorted on the stack for the few properties an object usually has.
+	var buf [16]string
+	names := buf[:0]
 	for k := range o.Props {
 		names = append(names, k)
 	}
@@ -541,7 +561,7 @@ func encodeObject(e *encState, b []byte, rv reflect.Value) ([]byte, error) {
 	b = append(b, ':')
 	b = appendInt(b, int64(len(names)))
 	b = append(b, ':', '{')
-	if err := e.enter(rv.Type()); err != nil {
+	if err := e.enter(objectType); err != nil {
 		return b, err
 	}
 	var err error
