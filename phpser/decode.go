@@ -454,7 +454,7 @@ func (d *decoder) key(k *Key) error {
 		if err != nil {
 			return err
 		}
-		k.isInt, k.num = true, n
+		*k = IntKey(n)
 		d.pos = end + 1
 		return nil
 	case 's':
@@ -471,7 +471,7 @@ func (d *decoder) key(k *Key) error {
 		if p+1 < len(s) && s[p+1] == ':' && i > p+2 && i+1 < len(s) && s[i] == ':' && s[i+1] == '"' {
 			end := i + 2 + n
 			if end+1 < len(s) && s[end] == '"' && s[end+1] == ';' {
-				k.str = s[i+2 : end]
+				*k = Key{s: s[i+2 : end]}
 				d.pos = end + 2
 				return nil
 			}
@@ -483,7 +483,7 @@ func (d *decoder) key(k *Key) error {
 		if err != nil {
 			return err
 		}
-		k.str = str
+		*k = Key{s: str}
 		return nil
 	}
 	return d.expect(p, "a key (i: or s:)")

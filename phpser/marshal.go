@@ -472,11 +472,11 @@ func encodeMap(e *encState, b []byte, m Map) ([]byte, error) {
 	}
 	var err error
 	for _, it := range m {
-		if it.Key.isInt {
-			b = appendInt(append(b, 'i', ':'), it.Key.num)
+		if it.Key.IsInt() {
+			b = appendInt(append(b, 'i', ':'), it.Key.Int())
 			b = append(b, ';')
 		} else {
-			b = append(appendLenQuoted(b, "s:", it.Key.str), ';')
+			b = append(appendLenQuoted(b, "s:", it.Key.s), ';')
 		}
 		if b, err = encodeAny(e, b, it.Value); err != nil {
 			return b, marshalAt(err, keySeg(it.Key))
@@ -487,10 +487,10 @@ func encodeMap(e *encState, b []byte, m Map) ([]byte, error) {
 }
 
 func keySeg(k Key) pathElem {
-	if k.isInt {
-		return pathElem{index: k.num, isIdx: true}
+	if k.IsInt() {
+		return pathElem{index: k.Int(), isIdx: true}
 	}
-	return pathElem{name: plainName(k.str)}
+	return pathElem{name: plainName(k.s)}
 }
 
 // encodeAny writes the dynamic value of an `any`; the forms Unmarshal produces for

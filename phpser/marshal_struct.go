@@ -275,11 +275,11 @@ func encodeRest(e *encState, b []byte, rv reflect.Value) ([]byte, error) {
 	var err error
 	if rv.Type() == entrySliceType {
 		for _, en := range rv.Interface().([]Entry) {
-			if en.Key.isInt {
-				b = appendInt(append(b, 'i', ':'), en.Key.num)
+			if en.Key.IsInt() {
+				b = appendInt(append(b, 'i', ':'), en.Key.Int())
 				b = append(b, ';')
 			} else {
-				b = append(appendLenQuoted(b, "s:", en.Key.str), ';')
+				b = append(appendLenQuoted(b, "s:", en.Key.s), ';')
 			}
 			if b, err = e.value(b, &en.Value); err != nil {
 				return b, err

@@ -51,10 +51,10 @@ func at(err error, seg pathElem) error {
 }
 
 func atKey(err error, k *Key) error {
-	if k.isInt {
-		return at(err, pathElem{index: k.num, isIdx: true})
+	if k.IsInt() {
+		return at(err, pathElem{index: k.Int(), isIdx: true})
 	}
-	return at(err, pathElem{name: plainName(k.str)})
+	return at(err, pathElem{name: plainName(k.Str())})
 }
 
 // finish renders the collected path under root.
@@ -530,10 +530,10 @@ func newStructDecoder(t reflect.Type) decoderFunc {
 				name, class string
 				vis         Visibility
 			)
-			if e.Key.isInt {
-				name = strconv.FormatInt(e.Key.num, 10)
+			if e.Key.IsInt() {
+				name = strconv.FormatInt(e.Key.Int(), 10)
 			} else {
-				name, vis, class = UnmangleName(e.Key.str)
+				name, vis, class = UnmangleName(e.Key.Str())
 			}
 			// Properties mostly arrive in field order (Marshal and PHP both write
 			// declaration order), so try the field after the last match first.

@@ -133,8 +133,8 @@ func (m *mapper) mapKey(k *Key, prop bool, kt reflect.Type, v *Value) (reflect.V
 	switch kt.Kind() {
 	case reflect.String:
 		s := k.String()
-		if prop && !k.isInt {
-			s, _, _ = UnmangleName(k.str)
+		if prop && !k.IsInt() {
+			s, _, _ = UnmangleName(k.Str())
 		}
 		kv.SetString(s)
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
@@ -150,10 +150,10 @@ func (m *mapper) mapKey(k *Key, prop bool, kt reflect.Type, v *Value) (reflect.V
 		}
 		kv.SetUint(uint64(n))
 	case reflect.Interface:
-		if k.isInt {
-			kv.Set(reflect.ValueOf(k.num))
+		if k.IsInt() {
+			kv.Set(reflect.ValueOf(k.Int()))
 		} else {
-			kv.Set(reflect.ValueOf(k.str))
+			kv.Set(reflect.ValueOf(k.Str()))
 		}
 	default:
 		return kv, m.typeErr(v, kt, "unsupported map key type")
