@@ -81,13 +81,12 @@ func (d *decoder) allocKept(n int) []Entry {
 		d.keptUsed++
 		if cap(c) >= n {
 			d.chunk = c[:0]
+			d.allocated += cap(c)
 			return d.carve(n)
 		}
 	}
-	size := max(n, d.chunkN)
-	d.chunkN = min(2*d.chunkN, 1<<16)
-	d.chunk = make([]Entry, 0, size)
-	if d.keptTotal+size <= maxKeptEntries {
+	d.chunk = d.newChunk(n)
+	if size := cap(d.chunk); d.keptTotal+size <= maxKeptEntries {
 		d.kept = append(d.kept, d.chunk)
 		d.keptTotal += size
 		d.keptUsed = len(d.kept)

@@ -2,6 +2,7 @@ package phpser
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -96,7 +97,10 @@ type decoder struct {
 	stack    []Entry // entries of the containers being decoded, innermost on top
 	hw       int     // high-water mark of stack, to clear it before pooling
 	chunk    []Entry // arena the finished containers' entries are carved from
-	chunkN   int
+	chunkN   int     // size of the next chunk, when estTotal does not tell it
+	// estTotal is the number of entries the input's ';' and '{' suggest, allocated the
+	// capacity of the chunks taken so far.
+	estTotal, allocated int
 
 	// With reuse (Unmarshal, see arena.go) the arena is carved from kept, chunks kept
 	// from earlier calls: keptUsed of them are in use, keptTotal entries in all.
@@ -123,11 +127,17 @@ func (dc Decoder) decodeWith(d *decoder, s string) (*Value, error) {
 		d.maxDepth = DefaultMaxDepth
 	}
 	d.maxDepth = min(d.maxDepth, MaxDepthCeiling)
-	// Every entry has a key ending in ';' and most values end in one too, so half the
-	// ';' count sizes the arena well for real payloads; it is capped so that ';' inside
-	// long strings cannot inflate it.
-	est := strings.Count(s, ";")/2 + 1
-	d.chunkN = min(est, 4096)
+	// Every key ends in ';', and so does every value but a container, which opens with
+	// '{' instead: with no ';' or '{' inside strings, (';' + '{' + 1) / 2 is exactly the
+	// number of entries (the root's included). The first chunk takes half the ';' count,
+	// which leaves out the containers' share but also half of the ';' inside strings,
+	// so that a payload carrying serialized commands as strings (chained jobs) is not
+	// overestimated; when a plain payload outgrows it, the second chunk is sized to the
+	// rest of the exact count instead of doubling (see newChunk).
+	semis := strings.Count(s, ";")
+	d.chunkN = min(semis/2+1, 4096)
+	d.estTotal = (semis + strings.Count(s, "{") + 1) / 2
+	d.allocated = 0
 	d.chunk = nil
 	root := &d.alloc(1)[0].Value
 	err := d.value(root, 0)
@@ -160,11 +170,30 @@ func (d *decoder) alloc(n int) []Entry {
 		if d.reuse {
 			return d.allocKept(n)
 		}
-		size := max(n, d.chunkN)
-		d.chunkN = min(2*d.chunkN, 1<<16)
-		d.chunk = make([]Entry, 0, size)
+		d.chunk = d.newChunk(n)
 	}
 	return d.carve(n)
+}
+
+// newChunk allocates the next chunk for a request of n entries: the first holds
+// d.chunkN, a later one what is left of estTotal if that covers n, else double the
+// last doubling, so that any input takes few chunks. It is as large as the size class
+// the allocator rounds it up to anyway.
+func (d *decoder) newChunk(n int) []Entry {
+	size := max(n, d.chunkN)
+	if d.allocated > 0 {
+		// What the current chunk has left is too small for n and stays unused.
+		used := d.allocated - (cap(d.chunk) - len(d.chunk))
+		if rest := d.estTotal - used; rest >= n && rest <= 1<<16 {
+			size = rest
+		} else {
+			d.chunkN = min(2*d.chunkN, 1<<16)
+			size = max(n, d.chunkN)
+		}
+	}
+	c := slices.Grow([]Entry(nil), size)
+	d.allocated += cap(c)
+	return c
 }
 
 // carve takes n entries from the current chunk, which has room for them.
