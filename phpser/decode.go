@@ -279,6 +279,24 @@ func (d *decoder) value(v *Value, depth int) error {
 	case 'd':
 		return d.float(v, p+2)
 	case 's':
+		// The fast path of key, for string values.
+		i := p + 2
+		n := 0
+		for ; i < len(s) && i < p+8; i++ {
+			c := s[i] - '0'
+			if c > 9 {
+				break
+			}
+			n = n*10 + int(c)
+		}
+		if i > p+2 && i+1 < len(s) && s[i] == ':' && s[i+1] == '"' {
+			end := i + 2 + n
+			if end+1 < len(s) && s[end] == '"' && s[end+1] == ';' {
+				v.kind, v.str = KindString, s[i+2:end]
+				d.pos = end + 2
+				return nil
+			}
+		}
 		str, err := d.quoted(p+2, ';')
 		if err != nil {
 			return err
