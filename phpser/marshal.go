@@ -6,8 +6,10 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
+	"unsafe"
 )
 
 // MarshalError reports a Go value Marshal cannot write.
@@ -103,24 +105,21 @@ func (en Encoder) AppendMarshal(dst []byte, v any) ([]byte, error) {
 		return append(dst, 'N', ';'), nil
 	}
 	e := encState{omitDefaults: en.OmitDefaults, zeroMeansDefault: en.ZeroMeansDefault}
-	root := ""
-	if t := rv.Type(); t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct {
-		root = cachedClassOf(t.Elem())
-	}
+	ri := rootInfoOf(rv.Type())
+	root := ri.class
 	if rv.Kind() == reflect.Struct {
-		root = cachedClassOf(rv.Type())
 		// An addressable value lets the encoders read fields such as time.Time in
 		// place instead of boxing each one: the interface's own copy where nothing
 		// may write to it, else a copy of ours.
-		if p, ok := inPlace(v, rv.Type()); ok {
-			rv = p
+		if ri.inPlace {
+			rv = reflect.NewAt(rv.Type(), (*[2]unsafe.Pointer)(unsafe.Pointer(&v))[1]).Elem()
 		} else {
 			p := reflect.New(rv.Type()).Elem()
 			p.Set(rv)
 			rv = p
 		}
 	}
-	out, err := typeEncoder(rv.Type())(&e, dst, rv)
+	out, err := ri.enc(&e, dst, rv)
 	if err != nil {
 		if me, ok := err.(*MarshalError); ok && !me.done {
 			slices.Reverse(me.rev)
@@ -550,25 +549,30 @@ func encodeObjectProps(e *encState, b []byte, o Object) ([]byte, error) {
 	if !validClass(o.Class) {
 		return b, e.err(objectType, "invalid class name "+strconv.Quote(o.Class))
 	}
-	// Sorted on the stack for the few properties an object usually has.
-	var buf [16]string
-	names := buf[:0]
-	for k := range o.Props {
-		names = append(names, k)
+	// Sorted on the stack for the few properties an object usually has, with their
+	// values, so that no name is looked up again.
+	type prop struct {
+		name string
+		val  any
 	}
-	slices.Sort(names)
+	var buf [16]prop
+	props := buf[:0]
+	for k, v := range o.Props {
+		props = append(props, prop{k, v})
+	}
+	slices.SortFunc(props, func(a, b prop) int { return strings.Compare(a.name, b.name) })
 	b = appendLenQuoted(b, "O:", o.Class)
 	b = append(b, ':')
-	b = appendInt(b, int64(len(names)))
+	b = appendInt(b, int64(len(props)))
 	b = append(b, ':', '{')
 	if err := e.enter(objectType); err != nil {
 		return b, err
 	}
 	var err error
-	for _, k := range names {
-		b = append(appendLenQuoted(b, "s:", k), ';')
-		if b, err = encodeAny(e, b, o.Props[k]); err != nil {
-			return b, marshalAt(err, pathElem{name: k})
+	for _, p := range props {
+		b = append(appendLenQuoted(b, "s:", p.name), ';')
+		if b, err = encodeAny(e, b, p.val); err != nil {
+			return b, marshalAt(err, pathElem{name: p.name})
 		}
 	}
 	e.leave()

@@ -189,13 +189,29 @@ func readOnlyWalk(t reflect.Type, seen map[reflect.Type]bool) bool {
 	return true
 }
 
-// inPlace returns v, a struct of type t, as an addressable reflect.Value over the
-// interface's own copy, or false when that is not safe (see encodesReadOnly). A
-// struct larger than a pointer is always stored behind the interface's data word.
-func inPlace(v any, t reflect.Type) (reflect.Value, bool) {
-	if t.Size() <= unsafe.Sizeof(uintptr(0)) || !encodesReadOnly(t) {
-		return reflect.Value{}, false
+// rootInfo is what Marshal looks up once per call about the type it is given.
+type rootInfo struct {
+	class   string      // PHP class of the struct (or pointed-to struct), for error paths
+	inPlace bool        // a struct read where its interface keeps it (see encodesReadOnly)
+	enc     encoderFunc // the type's encoder
+}
+
+var rootCache sync.Map // reflect.Type -> *rootInfo
+
+func rootInfoOf(t reflect.Type) *rootInfo {
+	if ri, ok := rootCache.Load(t); ok {
+		return ri.(*rootInfo)
 	}
-	data := (*[2]unsafe.Pointer)(unsafe.Pointer(&v))[1]
-	return reflect.NewAt(t, data).Elem(), true
+	ri := &rootInfo{enc: typeEncoder(t)}
+	switch {
+	case t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct:
+		ri.class = cachedClassOf(t.Elem())
+	case t.Kind() == reflect.Struct:
+		ri.class = cachedClassOf(t)
+		// A struct larger than a pointer is always stored behind the interface's data
+		// word, which the interface's own copy is then.
+		ri.inPlace = t.Size() > unsafe.Sizeof(uintptr(0)) && encodesReadOnly(t)
+	}
+	rootCache.Store(t, ri)
+	return ri
 }
