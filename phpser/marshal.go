@@ -119,7 +119,15 @@ func (en Encoder) AppendMarshal(dst []byte, v any) ([]byte, error) {
 			rv = p
 		}
 	}
+	// One buffer of the size this type's last output had, instead of growing dst
+	// through every size class on the way there.
+	if h := int(ri.sizeHint.Load()); cap(dst)-len(dst) < h {
+		dst = slices.Grow(dst, h)
+	}
 	out, err := ri.enc(&e, dst, rv)
+	if n := min(int64(len(out)-len(dst)), maxSizeHint); err == nil && n != ri.sizeHint.Load() {
+		ri.sizeHint.Store(n)
+	}
 	if err != nil {
 		if me, ok := err.(*MarshalError); ok && !me.done {
 			slices.Reverse(me.rev)

@@ -3,6 +3,7 @@ package phpser
 import (
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -194,7 +195,14 @@ type rootInfo struct {
 	class   string      // PHP class of the struct (or pointed-to struct), for error paths
 	inPlace bool        // a struct read where its interface keeps it (see encodesReadOnly)
 	enc     encoderFunc // the type's encoder
+	// sizeHint is the length of the last output, at most maxSizeHint: the room
+	// Marshal makes in dst up front.
+	sizeHint atomic.Int64
 }
+
+// maxSizeHint bounds the room made up front, so that one huge value does not make
+// every later, small one start with a huge buffer.
+const maxSizeHint = 64 << 10
 
 var rootCache sync.Map // reflect.Type -> *rootInfo
 

@@ -116,3 +116,21 @@ func TestMarshalByValueNeverWritesTheInterfaceCopy(t *testing.T) {
 		t.Error("encodesReadOnly misjudges the types")
 	}
 }
+
+// Marshal makes room for what the type wrote last time, so the output is allocated
+// once, not once per size class it grows through.
+func TestMarshalSizesItsBuffer(t *testing.T) {
+	v := newFastKinds()
+	want, err := Marshal(&v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []byte
+	allocs := testing.AllocsPerRun(20, func() { out, _ = Marshal(&v) })
+	if string(out) != string(want) || cap(out) > 2*len(out) {
+		t.Errorf("len %d cap %d", len(out), cap(out))
+	}
+	if allocs > 3 {
+		t.Errorf("%v allocations per Marshal", allocs)
+	}
+}
