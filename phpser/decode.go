@@ -101,6 +101,7 @@ type decoder struct {
 	// estTotal is the number of entries the input's ';' and '{' suggest, allocated the
 	// capacity of the chunks taken so far.
 	estTotal, allocated int
+	semis               int // ';' in the input
 
 	// With reuse (Unmarshal, see arena.go) the arena is carved from kept, chunks kept
 	// from earlier calls: keptUsed of them are in use, keptTotal entries in all.
@@ -134,10 +135,9 @@ func (dc Decoder) decodeWith(d *decoder, s string) (*Value, error) {
 	// so that a payload carrying serialized commands as strings (chained jobs) is not
 	// overestimated; when a plain payload outgrows it, the second chunk is sized to the
 	// rest of the exact count instead of doubling (see newChunk).
-	semis := strings.Count(s, ";")
-	d.chunkN = min(semis/2+1, 4096)
-	d.estTotal = (semis + strings.Count(s, "{") + 1) / 2
-	d.allocated = 0
+	d.semis = strings.Count(s, ";")
+	d.chunkN = min(d.semis/2+1, 4096)
+	d.estTotal, d.allocated = -1, 0 // estTotal is counted when the first chunk runs out
 	d.chunk = nil
 	root := &d.alloc(1)[0].Value
 	err := d.value(root, 0)
@@ -184,6 +184,9 @@ func (d *decoder) newChunk(n int) []Entry {
 	if d.allocated > 0 {
 		// What the current chunk has left is too small for n and stays unused.
 		used := d.allocated - (cap(d.chunk) - len(d.chunk))
+		if d.estTotal < 0 {
+			d.estTotal = (d.semis + strings.Count(d.s, "{") + 1) / 2
+		}
 		if rest := d.estTotal - used; rest >= n && rest <= 1<<16 {
 			size = rest
 		} else {
@@ -703,11 +706,15 @@ func (d *decoder) float(v *Value, i int) error {
 	case strings.HasPrefix(s[i:], "NAN;"):
 		f, i = math.NaN(), i+3
 	default:
+		neg := i < len(s) && s[i] == '-'
 		if i < len(s) && (s[i] == '-' || s[i] == '+') {
 			i++
 		}
+		// The digits as an integer, while it is exact (15 digits stay below 2^53).
+		var mant uint64
 		intDigits := 0
 		for i < len(s) && s[i]-'0' <= 9 {
+			mant = mant*10 + uint64(s[i]-'0')
 			i++
 			intDigits++
 		}
@@ -715,12 +722,25 @@ func (d *decoder) float(v *Value, i int) error {
 		if i < len(s) && s[i] == '.' {
 			i++
 			for i < len(s) && s[i]-'0' <= 9 {
+				mant = mant*10 + uint64(s[i]-'0')
 				i++
 				fracDigits++
 			}
 		}
 		if intDigits+fracDigits == 0 {
 			return d.expect(i, "a digit")
+		}
+		if i < len(s) && s[i] == ';' && intDigits+fracDigits <= 15 {
+			// An exact integer divided by an exact power of ten is correctly rounded,
+			// which is what ParseFloat returns too: serialize()'s common spellings
+			// (d:0.1; d:-1.5;) need no general parse.
+			f = float64(mant) / float64pow10[fracDigits]
+			if neg {
+				f = -f
+			}
+			v.kind, v.num, v.str = KindFloat, int64(math.Float64bits(f)), s[start:i]
+			d.pos = i + 1
+			return nil
 		}
 		if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
 			i++
@@ -748,6 +768,10 @@ func (d *decoder) float(v *Value, i int) error {
 	d.pos = i + 1
 	return nil
 }
+
+// float64pow10 holds the powers of ten a float64 represents exactly, as far as the
+// fast path of float needs them.
+var float64pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15}
 
 func isRangeErr(err error) bool {
 	ne, ok := err.(*strconv.NumError)
