@@ -238,7 +238,8 @@ func (d *decoder) value(v *Value, depth int) error {
 	case 'd':
 		return d.float(v, p+2)
 	case 's':
-		// The fast path of key, for string values.
+		// The fast path of key, for string values, written out again: as a shared
+		// function it is too large to inline, and the call cost more than it saved.
 		i := p + 2
 		n := 0
 		for ; i < len(s) && i < p+8; i++ {
