@@ -2,6 +2,7 @@ package phpser
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -55,5 +56,47 @@ func TestUnmarshalFastFieldsMatchDecoders(t *testing.T) {
 	if got.I != -5 || got.I64 != 1<<63-1 || got.S != "abc" || got.PS == nil || *got.PS != "x" || got.PN != nil ||
 		!got.B || got.F != -0.5 {
 		t.Errorf("got %+v", got)
+	}
+}
+
+type fastLists struct {
+	I  []int64   `php:"i"`
+	RI []int64   `php:"ri"`
+	S  []string  `php:"s"`
+	RS []string  `php:"rs"`
+	P  []*string `php:"p"`
+	RP []*string `php:"rp"`
+	B  []bool    `php:"b"`
+	RB []bool    `php:"rb"`
+	F  []float64 `php:"f"`
+	RF []float64 `php:"rf"`
+}
+
+// A list reached through a PHP reference (R:) is mapped by its elements' decoders;
+// the same list in place takes the fast path: both must come out the same, for
+// elements of the list's own kind and of every other.
+func TestUnmarshalFastListsMatchDecoders(t *testing.T) {
+	elems := []string{`N;`, `b:1;`, `i:-4;`, `d:0.5;`, `d:2;`, `s:1:"x";`, `a:0:{}`}
+	for _, name := range []string{"i", "s", "p", "b", "f"} {
+		for _, el := range elems {
+			list := `a:3:{i:0;` + el + `i:1;` + el + `i:2;` + el + `}`
+			// Values are numbered from 1: the object, then the list, so R:2.
+			in := `O:3:"Foo":2:{s:1:"` + name + `";` + list + `s:2:"r` + name + `";R:2;}`
+			var got fastLists
+			err := Unmarshal([]byte(in), &got)
+			rv := reflect.ValueOf(got)
+			direct := rv.FieldByName(strings.ToUpper(name)).Interface()
+			viaRef := rv.FieldByName("R" + strings.ToUpper(name)).Interface()
+			if err != nil {
+				// Both fail alike or the first one fails: nothing to compare.
+				if !strings.Contains(err.Error(), "Foo."+name) {
+					t.Errorf("%s: error %v names neither", in, err)
+				}
+				continue
+			}
+			if !reflect.DeepEqual(direct, viaRef) {
+				t.Errorf("%s:\nin place %#v\nvia R:    %#v", in, direct, viaRef)
+			}
+		}
 	}
 }

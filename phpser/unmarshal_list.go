@@ -11,6 +11,7 @@ import (
 func newSliceDecoder(t reflect.Type) decoderFunc {
 	dec := typeDecoder(t.Elem())
 	stringElems := t.Elem() == stringType
+	fast, size := fastFieldOf(t.Elem()), t.Elem().Size() // see unmarshal_fast.go
 	return func(m *mapper, v *Value, rv reflect.Value) error {
 		switch v.kind {
 		case KindNull:
@@ -53,8 +54,12 @@ func newSliceDecoder(t reflect.Type) decoderFunc {
 			s = reflect.MakeSlice(t, n, n)
 		}
 		m.enter(v)
+		data := s.UnsafePointer()
 		for i := range ents {
 			e := &ents[i]
+			if fast != fastNone && m.inRef == 0 && m.decodeFast(fast, unsafe.Add(data, uintptr(i)*size), &e.Value) {
+				continue
+			}
 			if err := m.decodeWith(&e.Value, s.Index(i), dec); err != nil {
 				return atKey(err, &e.Key)
 			}
