@@ -42,7 +42,7 @@ func (m Map) Get(key string) (any, bool) {
 		if it.Key.String() == key {
 			return it.Value, true
 		}
-		if !it.Key.isInt && len(it.Key.str) > 0 && it.Key.str[0] == 0 && plainName(it.Key.str) == key {
+		if !it.Key.IsInt() && len(it.Key.Str()) > 0 && it.Key.Str()[0] == 0 && plainName(it.Key.Str()) == key {
 			return it.Value, true
 		}
 	}

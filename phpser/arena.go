@@ -2,6 +2,8 @@ package phpser
 
 import (
 	"reflect"
+	"slices"
+	"strings"
 	"sync"
 	"unsafe"
 )
@@ -81,13 +83,12 @@ func (d *decoder) allocKept(n int) []Entry {
 		d.keptUsed++
 		if cap(c) >= n {
 			d.chunk = c[:0]
+			d.allocated += cap(c)
 			return d.carve(n)
 		}
 	}
-	size := max(n, d.chunkN)
-	d.chunkN = min(2*d.chunkN, 1<<16)
-	d.chunk = make([]Entry, 0, size)
-	if d.keptTotal+size <= maxKeptEntries {
+	d.chunk = d.newChunk(n)
+	if size := cap(d.chunk); d.keptTotal+size <= maxKeptEntries {
 		d.kept = append(d.kept, d.chunk)
 		d.keptTotal += size
 		d.keptUsed = len(d.kept)
@@ -144,4 +145,50 @@ var zeroLen [0]byte
 type sliceHeader struct {
 	data     unsafe.Pointer
 	len, cap int
+}
+
+// The arena: the entries of all the containers of a tree are carved from a few
+// chunks, sized from the input (see decodeWith), instead of one allocation each.
+
+// alloc carves n entries out of the arena. The capacity is clipped so that appending
+// to one container's entries can never overwrite its neighbour's.
+func (d *decoder) alloc(n int) []Entry {
+	if n > cap(d.chunk)-len(d.chunk) {
+		if d.reuse {
+			return d.allocKept(n)
+		}
+		d.chunk = d.newChunk(n)
+	}
+	return d.carve(n)
+}
+
+// newChunk allocates the next chunk for a request of n entries: the first holds
+// d.chunkN, a later one what is left of estTotal if that covers n, else twice what
+// the previous fallback took, so that any input takes few chunks. It is as large as
+// the size class the allocator rounds it up to anyway.
+func (d *decoder) newChunk(n int) []Entry {
+	size := max(n, d.chunkN)
+	if d.allocated > 0 {
+		// What the current chunk has left is too small for n and stays unused.
+		used := d.allocated - (cap(d.chunk) - len(d.chunk))
+		if d.estTotal < 0 {
+			d.estTotal = (d.semis + strings.Count(d.s, "{") + 1) / 2
+		}
+		if rest := d.estTotal - used; rest >= n && rest <= 1<<16 {
+			size = rest
+		} else {
+			d.chunkN = min(2*d.chunkN, 1<<16)
+			size = max(n, d.chunkN)
+		}
+	}
+	c := slices.Grow([]Entry(nil), size)
+	d.allocated += cap(c)
+	return c
+}
+
+// carve takes n entries from the current chunk, which has room for them.
+func (d *decoder) carve(n int) []Entry {
+	l := len(d.chunk)
+	d.chunk = d.chunk[:l+n]
+	return d.chunk[l : l+n : l+n]
 }

@@ -63,3 +63,37 @@ func TestUnmarshalKeepsNodesIntact(t *testing.T) {
 		t.Errorf("node kept by an Unmarshaler now %v", kept.K.v)
 	}
 }
+
+// countEntries counts the entries of a decoded tree, the root's slot included.
+func countEntries(v *Value) int {
+	n := 1
+	for _, e := range v.ents() {
+		n += countEntries(&e.Value)
+	}
+	return n
+}
+
+// The arena is sized from the input's ';' and '{': a payload without either inside its
+// strings takes about what its entries need (size classes aside), even when the first
+// chunk's estimate falls short, and one that carries a serialized command as a string
+// is not sized for the command's entries as well.
+func TestArenaSize(t *testing.T) {
+	for _, c := range []struct {
+		data  string
+		slack int // entries beyond the tree's that the chunks may hold
+	}{
+		{string(readFixture(t, "array_nested.ser")), 2},
+		{string(readFixture(t, "object_nested.ser")), 4},
+		{`a:2:{i:0;a:3:{i:0;a:0:{}i:1;a:1:{i:0;N;}i:2;a:0:{}}i:1;N;}`, 4},
+		{string(readFixture(t, "laravel_job.ser")), 16},
+	} {
+		d := new(decoder)
+		v, err := Decoder{}.decodeWith(d, c.data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := countEntries(v); d.allocated > n+c.slack {
+			t.Errorf("%.40s...: %d entries in chunks of %d", c.data, n, d.allocated)
+		}
+	}
+}

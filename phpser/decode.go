@@ -96,7 +96,11 @@ type decoder struct {
 	stack    []Entry // entries of the containers being decoded, innermost on top
 	hw       int     // high-water mark of stack, to clear it before pooling
 	chunk    []Entry // arena the finished containers' entries are carved from
-	chunkN   int
+	chunkN   int     // size of the next chunk, when estTotal does not tell it
+	// estTotal is the number of entries the input's ';' and '{' suggest, allocated the
+	// capacity of the chunks taken so far.
+	estTotal, allocated int
+	semis               int // ';' in the input
 
 	// With reuse (Unmarshal, see arena.go) the arena is carved from kept, chunks kept
 	// from earlier calls: keptUsed of them are in use, keptTotal entries in all.
@@ -123,11 +127,16 @@ func (dc Decoder) decodeWith(d *decoder, s string) (*Value, error) {
 		d.maxDepth = DefaultMaxDepth
 	}
 	d.maxDepth = min(d.maxDepth, MaxDepthCeiling)
-	// Every entry has a key ending in ';' and most values end in one too, so half the
-	// ';' count sizes the arena well for real payloads; it is capped so that ';' inside
-	// long strings cannot inflate it.
-	est := strings.Count(s, ";")/2 + 1
-	d.chunkN = min(est, 4096)
+	// Every key ends in ';', and so does every value but a container, which opens with
+	// '{' instead: with no ';' or '{' inside strings, (';' + '{' + 1) / 2 is exactly the
+	// number of entries (the root's included). The first chunk takes half the ';' count,
+	// which leaves out the containers' share but also half of the ';' inside strings,
+	// so that a payload carrying serialized commands as strings (chained jobs) is not
+	// overestimated; when a plain payload outgrows it, the second chunk is sized to the
+	// rest of the exact count instead of doubling (see newChunk).
+	d.semis = strings.Count(s, ";")
+	d.chunkN = min(d.semis/2+1, 4096)
+	d.estTotal, d.allocated = -1, 0 // estTotal is counted when the first chunk runs out
 	d.chunk = nil
 	root := &d.alloc(1)[0].Value
 	err := d.value(root, 0)
@@ -151,27 +160,6 @@ func (dc Decoder) decodeWith(d *decoder, s string) (*Value, error) {
 		return nil, err
 	}
 	return root, nil
-}
-
-// alloc carves n entries out of the arena. The capacity is clipped so that appending
-// to one container's entries can never overwrite its neighbour's.
-func (d *decoder) alloc(n int) []Entry {
-	if n > cap(d.chunk)-len(d.chunk) {
-		if d.reuse {
-			return d.allocKept(n)
-		}
-		size := max(n, d.chunkN)
-		d.chunkN = min(2*d.chunkN, 1<<16)
-		d.chunk = make([]Entry, 0, size)
-	}
-	return d.carve(n)
-}
-
-// carve takes n entries from the current chunk, which has room for them.
-func (d *decoder) carve(n int) []Entry {
-	l := len(d.chunk)
-	d.chunk = d.chunk[:l+n]
-	return d.chunk[l : l+n : l+n]
 }
 
 func (d *decoder) errAt(off int, msg string) error {
@@ -250,6 +238,25 @@ func (d *decoder) value(v *Value, depth int) error {
 	case 'd':
 		return d.float(v, p+2)
 	case 's':
+		// The fast path of key, for string values, written out again: as a shared
+		// function it is too large to inline, and the call cost more than it saved.
+		i := p + 2
+		n := 0
+		for ; i < len(s) && i < p+8; i++ {
+			c := s[i] - '0'
+			if c > 9 {
+				break
+			}
+			n = n*10 + int(c)
+		}
+		if i > p+2 && i+1 < len(s) && s[i] == ':' && s[i+1] == '"' {
+			end := i + 2 + n
+			if end+1 < len(s) && s[end] == '"' && s[end+1] == ';' {
+				v.kind, v.str = KindString, s[i+2:end]
+				d.pos = end + 2
+				return nil
+			}
+		}
 		str, err := d.quoted(p+2, ';')
 		if err != nil {
 			return err
@@ -454,7 +461,7 @@ func (d *decoder) key(k *Key) error {
 		if err != nil {
 			return err
 		}
-		k.isInt, k.num = true, n
+		*k = IntKey(n)
 		d.pos = end + 1
 		return nil
 	case 's':
@@ -471,7 +478,7 @@ func (d *decoder) key(k *Key) error {
 		if p+1 < len(s) && s[p+1] == ':' && i > p+2 && i+1 < len(s) && s[i] == ':' && s[i+1] == '"' {
 			end := i + 2 + n
 			if end+1 < len(s) && s[end] == '"' && s[end+1] == ';' {
-				k.str = s[i+2 : end]
+				*k = Key{s: s[i+2 : end]}
 				d.pos = end + 2
 				return nil
 			}
@@ -483,228 +490,10 @@ func (d *decoder) key(k *Key) error {
 		if err != nil {
 			return err
 		}
-		k.str = str
+		*k = Key{s: str}
 		return nil
 	}
 	return d.expect(p, "a key (i: or s:)")
-}
-
-// integer parses [+-]?[0-9]+ followed by ';' and returns the value and the index of ';'.
-func (d *decoder) integer(i int) (int64, int, error) {
-	s := d.s
-	start := i
-	neg := false
-	if i < len(s) && (s[i] == '-' || s[i] == '+') {
-		neg = s[i] == '-'
-		i++
-	}
-	digits := i
-	var u uint64
-	over := false
-	for i < len(s) && s[i]-'0' <= 9 {
-		if u > (math.MaxUint64-9)/10 {
-			over = true
-		} else {
-			u = u*10 + uint64(s[i]-'0')
-		}
-		i++
-	}
-	if i == digits {
-		return 0, 0, d.expect(i, "a digit")
-	}
-	if i >= len(s) || s[i] != ';' {
-		return 0, 0, d.expect(i, "';'")
-	}
-	if over || (!neg && u > math.MaxInt64) || (neg && u > 1<<63) {
-		return 0, 0, d.errAt(start, "integer "+s[start:i]+" out of int64 range")
-	}
-	if neg {
-		return int64(-u), i, nil
-	}
-	return int64(u), i, nil
-}
-
-// count parses an unsigned decimal (a length, element count or reference index) and
-// returns it with the index of the byte after it. A number larger than the whole
-// input comes back as len(input)+1: every caller refuses it then, before anything is
-// allocated for it, and no digit string can overflow.
-func (d *decoder) count(i int) (int, int, error) {
-	s := d.s
-	start := i
-	n := 0
-	for ; i < len(s); i++ {
-		c := s[i] - '0'
-		if c > 9 {
-			break
-		}
-		if n <= len(s) {
-			n = n*10 + int(c)
-		}
-	}
-	if i == start {
-		if i < len(s) && s[i] == '-' {
-			return 0, 0, d.errAt(i, "negative length")
-		}
-		return 0, 0, d.expect(i, "a digit")
-	}
-	return min(n, len(s)+1), i, nil
-}
-
-// quoted parses `<len>:"<bytes>"` followed by term (';' for s: and E:, '}' with a '{'
-// instead of the quotes for C:) and sets d.pos after it.
-func (d *decoder) quoted(i int, term byte) (string, error) {
-	s := d.s
-	n, q, err := d.count(i)
-	if err != nil {
-		return "", err
-	}
-	open, close := byte('"'), byte('"')
-	if term == '}' {
-		open, close = '{', '}'
-	}
-	if q >= len(s) || s[q] != ':' {
-		return "", d.expect(q, "':'")
-	}
-	if q+1 >= len(s) || s[q+1] != open {
-		return "", d.expect(q+1, "'"+string(rune(open))+"'")
-	}
-	start := q + 2
-	if n > len(s)-start {
-		return "", d.errAt(i, "length "+s[i:q]+" exceeds the "+strconv.Itoa(max(len(s)-start, 0))+" bytes left")
-	}
-	end := start + n
-	if end >= len(s) || s[end] != close {
-		return "", d.expect(end, "'"+string(rune(close))+"' after "+strconv.Itoa(n)+" bytes")
-	}
-	if term == '}' {
-		d.pos = end + 1
-		return s[start:end], nil
-	}
-	if end+1 >= len(s) || s[end+1] != term {
-		return "", d.expect(end+1, "'"+string(rune(term))+"'")
-	}
-	d.pos = end + 2
-	return s[start:end], nil
-}
-
-// className parses `<len>:"<Class>"` and leaves d.pos on the byte after the quote.
-func (d *decoder) className(i int) (string, error) {
-	s := d.s
-	n, q, err := d.count(i)
-	if err != nil {
-		return "", err
-	}
-	if q >= len(s) || s[q] != ':' {
-		return "", d.expect(q, "':'")
-	}
-	if q+1 >= len(s) || s[q+1] != '"' {
-		return "", d.expect(q+1, "'\"'")
-	}
-	start := q + 2
-	if n > len(s)-start {
-		return "", d.errAt(i, "length "+s[i:q]+" exceeds the "+strconv.Itoa(max(len(s)-start, 0))+" bytes left")
-	}
-	end := start + n
-	if end >= len(s) || s[end] != '"' {
-		return "", d.expect(end, "'\"' after "+strconv.Itoa(n)+" bytes")
-	}
-	class := s[start:end]
-	if !validClass(class) {
-		return "", d.errAt(start, "invalid class name "+strconv.Quote(class))
-	}
-	d.pos = end + 1
-	return class, nil
-}
-
-// classByte marks the bytes PHP's unserialize accepts in a class name.
-var classByte = func() (t [256]bool) {
-	for c := 0; c < 256; c++ {
-		t[c] = c == '\\' || c == '_' || c >= 0x7f || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
-	}
-	return t
-}()
-
-// validClass accepts the class names PHP's unserialize accepts.
-func validClass(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if !classByte[s[i]] {
-			return false
-		}
-	}
-	return true
-}
-
-func validIdent(s string) bool {
-	return s != "" && !strings.ContainsRune(s, '\\') && validClass(s)
-}
-
-// float parses PHP's d: grammar: [+-]? digits with optional fraction and exponent, or
-// INF, -INF, NAN. The original text is kept so that Encode gives back the same bytes
-// even for spellings older PHP versions wrote (d:0.10000000000000001;).
-func (d *decoder) float(v *Value, i int) error {
-	s := d.s
-	start := i
-	var f float64
-	switch {
-	case strings.HasPrefix(s[i:], "INF;"):
-		f, i = math.Inf(1), i+3
-	case strings.HasPrefix(s[i:], "-INF;"):
-		f, i = math.Inf(-1), i+4
-	case strings.HasPrefix(s[i:], "NAN;"):
-		f, i = math.NaN(), i+3
-	default:
-		if i < len(s) && (s[i] == '-' || s[i] == '+') {
-			i++
-		}
-		intDigits := 0
-		for i < len(s) && s[i]-'0' <= 9 {
-			i++
-			intDigits++
-		}
-		fracDigits := 0
-		if i < len(s) && s[i] == '.' {
-			i++
-			for i < len(s) && s[i]-'0' <= 9 {
-				i++
-				fracDigits++
-			}
-		}
-		if intDigits+fracDigits == 0 {
-			return d.expect(i, "a digit")
-		}
-		if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-			i++
-			if i < len(s) && (s[i] == '-' || s[i] == '+') {
-				i++
-			}
-			e := i
-			for i < len(s) && s[i]-'0' <= 9 {
-				i++
-			}
-			if i == e {
-				return d.expect(i, "an exponent digit")
-			}
-		}
-		if i >= len(s) || s[i] != ';' {
-			return d.expect(i, "';'")
-		}
-		var err error
-		f, err = strconv.ParseFloat(s[start:i], 64)
-		if err != nil && !isRangeErr(err) {
-			return d.errAt(start, "invalid float "+strconv.Quote(s[start:i]))
-		}
-	}
-	v.kind, v.num, v.str = KindFloat, int64(math.Float64bits(f)), s[start:i]
-	d.pos = i + 1
-	return nil
-}
-
-func isRangeErr(err error) bool {
-	ne, ok := err.(*strconv.NumError)
-	return ok && ne.Err == strconv.ErrRange
 }
 
 // nestedSlots counts the values PHP numbers inside the data of a C: object. A

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -314,5 +315,48 @@ func TestDecodeNestedSerializableNumbering(t *testing.T) {
 	v := mustDecode(t, `a:3:{i:0;C:16:"Ramsey\Uuid\Uuid":36:{8a32225e-4b2f-4756-b127-01ddfb4f16a0}i:1;O:8:"stdClass":0:{}i:2;r:3;}`)
 	if v.Index(2).Target() != v.Index(1) {
 		t.Fatal("UUID data counted")
+	}
+}
+
+// Floats of up to 15 digits without an exponent take a fast path in the decoder; its
+// value must be ParseFloat's, bit for bit, and the spelling must come back on Encode.
+func TestDecodeShortFloatsMatchParseFloat(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	spellings := []string{"0", "-0", "+0", "0.0", "-0.0", ".5", "5.", "-.25", "000.100", "999999999999999",
+		"0.000000000000001", "123456789.012345", "-1.5", "0.1", "0.75", "1", "+7.25"}
+	for range 20000 {
+		digits := 1 + r.IntN(15)
+		b := make([]byte, 0, 20)
+		switch r.IntN(3) {
+		case 0:
+			b = append(b, '-')
+		case 1:
+			b = append(b, '+')
+		}
+		dot := r.IntN(digits + 1)
+		for j := range digits {
+			if j == dot {
+				b = append(b, '.')
+			}
+			b = append(b, byte('0'+r.IntN(10)))
+		}
+		spellings = append(spellings, string(b))
+	}
+	for _, sp := range spellings {
+		want, err := strconv.ParseFloat(sp, 64)
+		if err != nil {
+			t.Fatal(sp, err)
+		}
+		in := "d:" + sp + ";"
+		v, err := DecodeString(in)
+		if err != nil {
+			t.Fatalf("%s: %v", in, err)
+		}
+		if math.Float64bits(v.Float()) != math.Float64bits(want) {
+			t.Fatalf("%s: got %v (%b), ParseFloat %v (%b)", in, v.Float(), math.Float64bits(v.Float()), want, math.Float64bits(want))
+		}
+		if out, err := Encode(v); err != nil || string(out) != in {
+			t.Fatalf("%s: Encode gives %q, %v", in, out, err)
+		}
 	}
 }

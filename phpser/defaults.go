@@ -346,7 +346,7 @@ func mapDefault(t reflect.Type, n jsonNode) (*Value, error) {
 				return nil, cannotHold(t, &n, "key "+k+" out of range")
 			}
 			key = IntKey(x)
-			if i > 0 && ents[i-1].Key.num >= x {
+			if i > 0 && ents[i-1].Key.Int() >= x {
 				return nil, cannotHold(t, &n, "Marshal writes a Go map sorted by key: list the keys in that order")
 			}
 		default:
@@ -446,7 +446,7 @@ func identical(a, b *Value) bool {
 		for i := range ae {
 			ka, ia := ae[i].Key.phpInt()
 			kb, ib := be[i].Key.phpInt()
-			if ia != ib || (ia && ka != kb) || (!ia && ae[i].Key.str != be[i].Key.str) {
+			if ia != ib || (ia && ka != kb) || (!ia && ae[i].Key.Str() != be[i].Key.Str()) {
 				return false
 			}
 			if !identical(&ae[i].Value, &be[i].Value) {

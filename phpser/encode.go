@@ -138,12 +138,12 @@ func encodeEntries(b []byte, ents []Entry, depth, limit int) ([]byte, error) {
 	var err error
 	for i := range ents {
 		e := &ents[i]
-		if e.Key.isInt {
+		if e.Key.IsInt() {
 			b = append(b, 'i', ':')
-			b = appendInt(b, e.Key.num)
+			b = appendInt(b, e.Key.Int())
 			b = append(b, ';')
 		} else {
-			b = append(appendLenQuoted(b, "s:", e.Key.str), ';')
+			b = append(appendLenQuoted(b, "s:", e.Key.s), ';')
 		}
 		if b, err = encodeValue(b, &e.Value, depth, limit); err != nil {
 			return b, err

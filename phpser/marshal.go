@@ -6,8 +6,10 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
+	"unsafe"
 )
 
 // MarshalError reports a Go value Marshal cannot write.
@@ -103,19 +105,29 @@ func (en Encoder) AppendMarshal(dst []byte, v any) ([]byte, error) {
 		return append(dst, 'N', ';'), nil
 	}
 	e := encState{omitDefaults: en.OmitDefaults, zeroMeansDefault: en.ZeroMeansDefault}
-	root := ""
-	if t := rv.Type(); t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct {
-		root = cachedClassOf(t.Elem())
-	}
+	ri := rootInfoOf(rv.Type())
+	root := ri.class
 	if rv.Kind() == reflect.Struct {
-		root = cachedClassOf(rv.Type())
-		// An addressable copy lets the encoders read fields such as time.Time in
-		// place instead of boxing each one.
-		p := reflect.New(rv.Type()).Elem()
-		p.Set(rv)
-		rv = p
+		// An addressable value lets the encoders read fields such as time.Time in
+		// place instead of boxing each one: the interface's own copy where nothing
+		// may write to it, else a copy of ours.
+		if ri.inPlace {
+			rv = reflect.NewAt(rv.Type(), (*[2]unsafe.Pointer)(unsafe.Pointer(&v))[1]).Elem()
+		} else {
+			p := reflect.New(rv.Type()).Elem()
+			p.Set(rv)
+			rv = p
+		}
 	}
-	out, err := typeEncoder(rv.Type())(&e, dst, rv)
+	// One buffer of the size this type's last output had, instead of growing dst
+	// through every size class on the way there.
+	if h := int(ri.sizeHint.Load()); cap(dst)-len(dst) < h {
+		dst = slices.Grow(dst, h)
+	}
+	out, err := ri.enc(&e, dst, rv)
+	if n := min(int64(len(out)-len(dst)), maxSizeHint); err == nil && n != ri.sizeHint.Load() {
+		ri.sizeHint.Store(n)
+	}
 	if err != nil {
 		if me, ok := err.(*MarshalError); ok && !me.done {
 			slices.Reverse(me.rev)
@@ -219,7 +231,7 @@ func newTypeEncoder(t reflect.Type, objClass string) encoderFunc {
 		}
 	case mapType:
 		return encodeOrderedMap
-	case reflect.TypeFor[Object]():
+	case objectType:
 		return encodeObject
 	case reflect.TypeFor[EnumCase]():
 		return func(e *encState, b []byte, rv reflect.Value) ([]byte, error) {
@@ -452,6 +464,10 @@ func encodeOrderedMap(e *encState, b []byte, rv reflect.Value) ([]byte, error) {
 	} else {
 		m = rv.Interface().(Map)
 	}
+	return encodeMap(e, b, m)
+}
+
+func encodeMap(e *encState, b []byte, m Map) ([]byte, error) {
 	b = append(b, 'a', ':')
 	b = appendInt(b, int64(len(m)))
 	b = append(b, ':', '{')
@@ -463,11 +479,11 @@ func encodeOrderedMap(e *encState, b []byte, rv reflect.Value) ([]byte, error) {
 	}
 	var err error
 	for _, it := range m {
-		if it.Key.isInt {
-			b = appendInt(append(b, 'i', ':'), it.Key.num)
+		if it.Key.IsInt() {
+			b = appendInt(append(b, 'i', ':'), it.Key.Int())
 			b = append(b, ';')
 		} else {
-			b = append(appendLenQuoted(b, "s:", it.Key.str), ';')
+			b = append(appendLenQuoted(b, "s:", it.Key.s), ';')
 		}
 		if b, err = encodeAny(e, b, it.Value); err != nil {
 			return b, marshalAt(err, keySeg(it.Key))
@@ -478,10 +494,10 @@ func encodeOrderedMap(e *encState, b []byte, rv reflect.Value) ([]byte, error) {
 }
 
 func keySeg(k Key) pathElem {
-	if k.isInt {
-		return pathElem{index: k.num, isIdx: true}
+	if k.IsInt() {
+		return pathElem{index: k.Int(), isIdx: true}
 	}
-	return pathElem{name: plainName(k.str)}
+	return pathElem{name: plainName(k.s)}
 }
 
 // encodeAny writes the dynamic value of an `any`; the forms Unmarshal produces for
@@ -522,33 +538,49 @@ func encodeAny(e *encState, b []byte, x any) ([]byte, error) {
 		}
 		e.leave()
 		return append(b, '}'), nil
+	case Object:
+		return encodeObjectProps(e, b, v)
+	case Map:
+		return encodeMap(e, b, v)
 	}
 	rv := reflect.ValueOf(x)
 	return typeEncoder(rv.Type())(e, b, rv)
 }
 
 func encodeObject(e *encState, b []byte, rv reflect.Value) ([]byte, error) {
-	o := rv.Interface().(Object)
+	return encodeObjectProps(e, b, rv.Interface().(Object))
+}
+
+var objectType = reflect.TypeFor[Object]()
+
+func encodeObjectProps(e *encState, b []byte, o Object) ([]byte, error) {
 	if !validClass(o.Class) {
-		return b, e.err(rv.Type(), "invalid class name "+strconv.Quote(o.Class))
+		return b, e.err(objectType, "invalid class name "+strconv.Quote(o.Class))
 	}
-	names := make([]string, 0, len(o.Props))
-	for k := range o.Props {
-		names = append(names, k)
+	// Sorted on the stack for the few properties an object usually has, with their
+	// values, so that no name is looked up again.
+	type prop struct {
+		name string
+		val  any
 	}
-	slices.Sort(names)
+	var buf [16]prop
+	props := buf[:0]
+	for k, v := range o.Props {
+		props = append(props, prop{k, v})
+	}
+	slices.SortFunc(props, func(a, b prop) int { return strings.Compare(a.name, b.name) })
 	b = appendLenQuoted(b, "O:", o.Class)
 	b = append(b, ':')
-	b = appendInt(b, int64(len(names)))
+	b = appendInt(b, int64(len(props)))
 	b = append(b, ':', '{')
-	if err := e.enter(rv.Type()); err != nil {
+	if err := e.enter(objectType); err != nil {
 		return b, err
 	}
 	var err error
-	for _, k := range names {
-		b = append(appendLenQuoted(b, "s:", k), ';')
-		if b, err = encodeAny(e, b, o.Props[k]); err != nil {
-			return b, marshalAt(err, pathElem{name: k})
+	for _, p := range props {
+		b = append(appendLenQuoted(b, "s:", p.name), ';')
+		if b, err = encodeAny(e, b, p.val); err != nil {
+			return b, marshalAt(err, pathElem{name: p.name})
 		}
 	}
 	e.leave()

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
+	"unsafe"
 )
 
 // Structs: objects of their PHPClass, or arrays for types without one.
@@ -65,6 +66,18 @@ func newStructEncoder(t reflect.Type, objClass string) encoderFunc {
 		}
 	}
 	sm := serializesModels(t)
+	// Fields written from the struct's memory when it is addressable (marshal_fast.go).
+	fast := make([]fastEncoder, len(si.fields))
+	offs := make([]uintptr, len(si.fields))
+	for i := range si.fields {
+		f := &si.fields[i]
+		if f.rest || f.omitEmpty || f.objClass != "" {
+			continue
+		}
+		if off, ok := fieldOffset(t, f.index); ok {
+			fast[i], offs[i] = newFastEncoder(f.typ), off
+		}
+	}
 	return func(e *encState, b []byte, rv reflect.Value) ([]byte, error) {
 		if keyErr != nil {
 			return b, e.err(t, keyErr.Error())
@@ -101,10 +114,23 @@ func newStructEncoder(t reflect.Type, objClass string) encoderFunc {
 				return b, err
 			}
 		}
-		var err error
+		var (
+			err  error
+			base unsafe.Pointer
+		)
+		if rv.CanAddr() {
+			base = rv.Addr().UnsafePointer()
+		}
 		for i := range si.fields {
 			f := &si.fields[i]
 			if f.rest {
+				continue
+			}
+			if base != nil && fast[i] != nil {
+				b = append(b, keys[i]...)
+				if b, err = fast[i](e, b, unsafe.Add(base, offs[i])); err != nil {
+					return b, marshalAt(err, pathElem{name: f.name})
+				}
 				continue
 			}
 			fv, ok := fieldForRead(rv, f.index)
@@ -249,11 +275,11 @@ func encodeRest(e *encState, b []byte, rv reflect.Value) ([]byte, error) {
 	var err error
 	if rv.Type() == entrySliceType {
 		for _, en := range rv.Interface().([]Entry) {
-			if en.Key.isInt {
-				b = appendInt(append(b, 'i', ':'), en.Key.num)
+			if en.Key.IsInt() {
+				b = appendInt(append(b, 'i', ':'), en.Key.Int())
 				b = append(b, ';')
 			} else {
-				b = append(appendLenQuoted(b, "s:", en.Key.str), ';')
+				b = append(appendLenQuoted(b, "s:", en.Key.s), ';')
 			}
 			if b, err = e.value(b, &en.Value); err != nil {
 				return b, err

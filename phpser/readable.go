@@ -186,15 +186,15 @@ func (w *readableWriter) object(v *Value) error {
 	for i := range ents {
 		e := &ents[i]
 		name := e.Key.String()
-		if !e.Key.isInt {
+		if !e.Key.IsInt() {
 			var vis Visibility
-			name, vis, _ = UnmangleName(e.Key.str)
+			name, vis, _ = UnmangleName(e.Key.Str())
 			// A protected or private property whose plain name another property of
 			// this object also has (a parent's private $x beside the child's $x)
 			// keeps its mangled name, so that JSON keys stay unique; so does one
 			// whose plain name would itself look mangled.
 			if vis != Public && (dups[name] || strings.HasPrefix(name, "\x00")) {
-				name = e.Key.str
+				name = e.Key.Str()
 			}
 		}
 		w.buf = append(w.buf, ',')

@@ -111,14 +111,14 @@ func lossless(v *Value, inObject bool) bool {
 		return !math.IsNaN(f) && !math.IsInf(f, 0)
 	case KindArray, KindObject:
 		for _, e := range v.ents() {
-			if e.Key.isInt && v.kind == KindObject {
+			if e.Key.IsInt() && v.kind == KindObject {
 				return false
 			}
-			if !e.Key.isInt {
-				if strings.HasPrefix(e.Key.str, "\x00") {
+			if !e.Key.IsInt() {
+				if strings.HasPrefix(e.Key.Str(), "\x00") {
 					return false
 				}
-				if _, ok := canonicalInt(e.Key.str); ok && v.kind == KindArray {
+				if _, ok := canonicalInt(e.Key.Str()); ok && v.kind == KindArray {
 					return false
 				}
 			}

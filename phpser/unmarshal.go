@@ -51,10 +51,10 @@ func at(err error, seg pathElem) error {
 }
 
 func atKey(err error, k *Key) error {
-	if k.isInt {
-		return at(err, pathElem{index: k.num, isIdx: true})
+	if k.IsInt() {
+		return at(err, pathElem{index: k.Int(), isIdx: true})
 	}
-	return at(err, pathElem{name: plainName(k.str)})
+	return at(err, pathElem{name: plainName(k.Str())})
 }
 
 // finish renders the collected path under root.
@@ -494,11 +494,16 @@ func newStructDecoder(t reflect.Type) decoderFunc {
 	}
 	decs := make([]decoderFunc, len(si.fields))
 	retains := make([]bool, len(si.fields))
+	fast := make([]fastField, len(si.fields)) // see unmarshal_fast.go
+	offs := make([]uintptr, len(si.fields))
 	for i := range si.fields {
 		if !si.fields[i].rest {
 			ft := si.fields[i].typ
 			decs[i] = typeDecoder(ft)
 			retains[i] = ft == valuePtrType || ft.Implements(unmarshalerType) || reflect.PointerTo(ft).Implements(unmarshalerType)
+			if off, ok := fieldOffset(t, si.fields[i].index); ok {
+				fast[i], offs[i] = fastFieldOf(ft), off
+			}
 		}
 	}
 	return func(m *mapper, v *Value, rv reflect.Value) error {
@@ -513,6 +518,10 @@ func newStructDecoder(t reflect.Type) decoderFunc {
 		m.enter(v)
 		ents := v.ents()
 		hint := 0
+		var base unsafe.Pointer
+		if rv.CanAddr() {
+			base = rv.Addr().UnsafePointer()
+		}
 		// PHP creates the object with every declared default before it sets the
 		// properties in the stream; fields that declare one and get no property take
 		// it afterwards (arrays have no class, so no defaults).
@@ -530,10 +539,10 @@ func newStructDecoder(t reflect.Type) decoderFunc {
 				name, class string
 				vis         Visibility
 			)
-			if e.Key.isInt {
-				name = strconv.FormatInt(e.Key.num, 10)
+			if e.Key.IsInt() {
+				name = strconv.FormatInt(e.Key.Int(), 10)
 			} else {
-				name, vis, class = UnmangleName(e.Key.str)
+				name, vis, class = UnmangleName(e.Key.Str())
 			}
 			// Properties mostly arrive in field order (Marshal and PHP both write
 			// declaration order), so try the field after the last match first.
@@ -552,12 +561,17 @@ func newStructDecoder(t reflect.Type) decoderFunc {
 				}
 				continue
 			}
-			fv, err := fieldByIndex(rv, f.index)
-			if err != nil {
-				return at(m.typeErr(&e.Value, f.typ, err.Error()), pathElem{name: name})
-			}
-			if err := m.decodeWith(&e.Value, fv, decs[f.pos]); err != nil {
-				return at(err, pathElem{name: name})
+			// References, and values inside one (which count towards its expansion),
+			// take the field's decoder.
+			if base == nil || m.inRef > 0 || fast[f.pos] == fastNone ||
+				!m.decodeFast(fast[f.pos], unsafe.Add(base, offs[f.pos]), &e.Value) {
+				fv, err := fieldByIndex(rv, f.index)
+				if err != nil {
+					return at(m.typeErr(&e.Value, f.typ, err.Error()), pathElem{name: name})
+				}
+				if err := m.decodeWith(&e.Value, fv, decs[f.pos]); err != nil {
+					return at(err, pathElem{name: name})
+				}
 			}
 			hint = f.pos + 1
 			if seen != nil {

@@ -11,6 +11,7 @@ import (
 func newSliceDecoder(t reflect.Type) decoderFunc {
 	dec := typeDecoder(t.Elem())
 	stringElems := t.Elem() == stringType
+	fast, size := fastFieldOf(t.Elem()), t.Elem().Size() // see unmarshal_fast.go
 	return func(m *mapper, v *Value, rv reflect.Value) error {
 		switch v.kind {
 		case KindNull:
@@ -53,8 +54,12 @@ func newSliceDecoder(t reflect.Type) decoderFunc {
 			s = reflect.MakeSlice(t, n, n)
 		}
 		m.enter(v)
+		data := s.UnsafePointer()
 		for i := range ents {
 			e := &ents[i]
+			if fast != fastNone && m.inRef == 0 && m.decodeFast(fast, unsafe.Add(data, uintptr(i)*size), &e.Value) {
+				continue
+			}
 			if err := m.decodeWith(&e.Value, s.Index(i), dec); err != nil {
 				return atKey(err, &e.Key)
 			}
@@ -133,8 +138,8 @@ func (m *mapper) mapKey(k *Key, prop bool, kt reflect.Type, v *Value) (reflect.V
 	switch kt.Kind() {
 	case reflect.String:
 		s := k.String()
-		if prop && !k.isInt {
-			s, _, _ = UnmangleName(k.str)
+		if prop && !k.IsInt() {
+			s, _, _ = UnmangleName(k.Str())
 		}
 		kv.SetString(s)
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
@@ -150,10 +155,10 @@ func (m *mapper) mapKey(k *Key, prop bool, kt reflect.Type, v *Value) (reflect.V
 		}
 		kv.SetUint(uint64(n))
 	case reflect.Interface:
-		if k.isInt {
-			kv.Set(reflect.ValueOf(k.num))
+		if k.IsInt() {
+			kv.Set(reflect.ValueOf(k.Int()))
 		} else {
-			kv.Set(reflect.ValueOf(k.str))
+			kv.Set(reflect.ValueOf(k.Str()))
 		}
 	default:
 		return kv, m.typeErr(v, kt, "unsupported map key type")

@@ -98,63 +98,85 @@ type Entry struct {
 
 // Key is an array key or property name: an int (i:) or a string (s:). PHP keeps the
 // two apart in the stream, so Key does too.
+//
+// Every entry of a decoded tree holds one, so a Key is two words and an int, not
+// three words with a flag: n is 0 for string keys and holds the int of an int key,
+// except int key 0, which is s "0" with n 1 (intZero). Each key still has exactly one
+// representation, so == on keys keeps meaning "the same key".
 type Key struct {
-	str   string
-	num   int64
-	isInt bool
+	s string
+	n int64
 }
 
+// intZero is IntKey(0): the one int key whose n cannot be its value.
+var intZero = Key{s: "0", n: 1}
+
 // IntKey returns an int key (written as i:N;).
-func IntKey(n int64) Key { return Key{num: n, isInt: true} }
+func IntKey(n int64) Key {
+	if n == 0 {
+		return intZero
+	}
+	return Key{n: n}
+}
 
 // StrKey returns a string key (written as s:len:"...";).
-func StrKey(s string) Key { return Key{str: s} }
+func StrKey(s string) Key { return Key{s: s} }
 
 // IsInt reports whether the key is an int key.
-func (k Key) IsInt() bool { return k.isInt }
+func (k Key) IsInt() bool { return k.n != 0 }
 
 // Int returns an int key's value (0 for string keys).
-func (k Key) Int() int64 { return k.num }
+func (k Key) Int() int64 {
+	if k.s != "" {
+		return 0
+	}
+	return k.n
+}
 
 // Str returns a string key's bytes ("" for int keys).
-func (k Key) Str() string { return k.str }
+func (k Key) Str() string {
+	if k.n != 0 {
+		return ""
+	}
+	return k.s
+}
 
 // String returns the key as text: a string key as is, an int key in decimal.
 func (k Key) String() string {
-	if k.isInt {
-		return strconv.FormatInt(k.num, 10)
+	if k.n != 0 {
+		return strconv.FormatInt(k.Int(), 10)
 	}
-	return k.str
+	return k.s
 }
 
 // Name splits a property name into its plain name, visibility and (for private
 // properties) the declaring class. Int keys come back as their decimal text.
 func (k Key) Name() (name string, vis Visibility, class string) {
-	if k.isInt {
-		return strconv.FormatInt(k.num, 10), Public, ""
+	if k.n != 0 {
+		return strconv.FormatInt(k.Int(), 10), Public, ""
 	}
-	return UnmangleName(k.str)
+	return UnmangleName(k.s)
 }
 
 // plain returns the property name without visibility prefix (int keys in decimal).
 func (k *Key) plain() string {
-	if k.isInt {
-		return strconv.FormatInt(k.num, 10)
+	if k.n != 0 {
+		return strconv.FormatInt(k.Int(), 10)
 	}
-	if len(k.str) == 0 || k.str[0] != 0 {
-		return k.str
+	if len(k.s) == 0 || k.s[0] != 0 {
+		return k.s
 	}
-	n, _, _ := UnmangleName(k.str)
+	n, _, _ := UnmangleName(k.s)
 	return n
 }
 
 // phpInt reports the int a key stands for under PHP's array-key rule: int keys, and
 // string keys that are canonical decimal integers ("10", "-3"; not "007", "-0", "+1").
 func (k Key) phpInt() (int64, bool) {
-	if k.isInt {
-		return k.num, true
+	if k.n != 0 {
+		return k.Int(), true
 	}
-	return canonicalInt(k.str)
+	return canonicalInt(k.s)
 }
 
 // canonicalInt implements ZEND_HANDLE_NUMERIC_STR: the strings PHP turns into int keys.
@@ -391,7 +413,7 @@ func (v *Value) Prop(name string) (*Value, bool) {
 		n, isNum := canonicalInt(name)
 		for i := range ents {
 			k := &ents[i].Key
-			if (k.isInt && isNum && k.num == n) || (!k.isInt && k.str == name) {
+			if (k.IsInt() && isNum && k.Int() == n) || (!k.IsInt() && k.Str() == name) {
 				return &ents[i].Value, true
 			}
 		}
@@ -405,13 +427,13 @@ func (v *Value) Prop(name string) (*Value, bool) {
 func PropIndex(ents []Entry, name string) (int, bool) {
 	for i := range ents {
 		k := &ents[i].Key
-		if k.isInt {
-			if n, ok := canonicalInt(name); ok && n == k.num {
+		if k.IsInt() {
+			if n, ok := canonicalInt(name); ok && n == k.Int() {
 				return i, true
 			}
 			continue
 		}
-		if k.str == name || (len(k.str) > 0 && k.str[0] == 0 && plainName(k.str) == name) {
+		if k.Str() == name || (len(k.Str()) > 0 && k.Str()[0] == 0 && plainName(k.Str()) == name) {
 			return i, true
 		}
 	}
@@ -423,7 +445,7 @@ func PropIndex(ents []Entry, name string) (int, bool) {
 // how Laravel's Queue and Bus read a job's metadata.
 func (v *Value) Visible(name string) (*Value, bool) {
 	for _, e := range v.Entries() {
-		if e.Key.isInt {
+		if e.Key.IsInt() {
 			continue
 		}
 		n, vis, _ := e.Key.Name()

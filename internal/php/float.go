@@ -21,6 +21,12 @@ func AppendFloat(dst []byte, f float64, exp byte) []byte {
 	case math.IsInf(f, -1):
 		return append(dst, "-INF"...)
 	}
+	// Between 1e-3 and 1e15 the decimal point always falls where php_gcvt writes the
+	// plain layout (exponent -3 to 17), and strconv's 'f' with the shortest digits
+	// writes exactly that, without the digits being formatted twice below.
+	if a := math.Abs(f); a >= 1e-3 && a < 1e15 {
+		return strconv.AppendFloat(dst, f, 'f', -1, 64)
+	}
 	if math.Signbit(f) {
 		dst = append(dst, '-')
 		f = -f

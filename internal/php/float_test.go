@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -80,4 +81,53 @@ func TestAppendFloatAgainstPHP(t *testing.T) {
 func lookPHP() bool {
 	_, err := exec.LookPath("php")
 	return err == nil
+}
+
+// appendFloatGCVT is AppendFloat without its fast path: php_gcvt's layout applied to
+// strconv's shortest digits, for every magnitude.
+func appendFloatGCVT(f float64) string {
+	if math.IsNaN(f) || math.IsInf(f, 0) || f == 0 {
+		return FormatFloat(f, 'E')
+	}
+	e := strconv.FormatFloat(math.Abs(f), 'e', -1, 64)
+	mant, exp, _ := strings.Cut(e, "e")
+	digits := strings.Replace(mant, ".", "", 1)
+	x, _ := strconv.Atoi(exp)
+	decpt := x + 1
+	sign := ""
+	if f < 0 {
+		sign = "-"
+	}
+	switch {
+	case decpt < -3 || decpt > 17:
+		return FormatFloat(f, 'E')
+	case decpt <= 0:
+		return sign + "0." + strings.Repeat("0", -decpt) + digits
+	case decpt >= len(digits):
+		return sign + digits + strings.Repeat("0", decpt-len(digits))
+	}
+	return sign + digits[:decpt] + "." + digits[decpt:]
+}
+
+// The fast path for 1e-3 <= |f| < 1e15 writes what the general layout writes, at the
+// edges of that range and across it.
+func TestAppendFloatFastPathMatchesLayout(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	vals := []float64{1e-3, math.Nextafter(1e-3, 0), math.Nextafter(1e-3, 1), 1e15, math.Nextafter(1e15, 0),
+		999999999999999.9, 0.0015, 123.456, 1, 10, 100, 0.1, 0.75, -1.5, 1e14, 99999999999999.99}
+	for i := 0; i < 200000; i++ {
+		f := r.Float64() * math.Pow(10, float64(r.IntN(22)-5))
+		if i%3 == 0 {
+			f = float64(r.Int64N(1e15)) / math.Pow(10, float64(r.IntN(18)))
+		}
+		if i%2 == 0 {
+			f = -f
+		}
+		vals = append(vals, f)
+	}
+	for _, f := range vals {
+		if got, want := FormatFloat(f, 'E'), appendFloatGCVT(f); got != want {
+			t.Fatalf("%b (%v): got %s, want %s", math.Float64bits(f), f, got, want)
+		}
+	}
 }
