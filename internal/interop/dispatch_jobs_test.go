@@ -85,19 +85,8 @@ type reverseTraitsJob struct {
 
 func (reverseTraitsJob) PHPClass() string { return `App\Jobs\ReverseTraitsJob` }
 
-type scripted struct {
-	Actions       []string `php:"actions"`
-	Tag           any      `php:"tag"`
-	Tries         any      `php:"tries"`
-	MaxExceptions any      `php:"maxExceptions"`
-	Backoff       any      `php:"backoff"`
-	Timeout       any      `php:"timeout"`
-	FailOnTimeout any      `php:"failOnTimeout"`
-	RetryUntil    any      `php:"retryUntil"`
-	laraq.Queueable
-}
-
-func (scripted) PHPClass() string { return `App\Jobs\Scripted` }
+// scripted is App\Jobs\Scripted, as the other suites know it.
+type scripted = testkit.ScriptedJob
 
 // shapes returns one job of each shape the tests dispatch, with the canon PHP should
 // report for its own properties (the trait properties follow).

@@ -28,6 +28,9 @@ type ScriptedJob struct {
 	laraq.Queueable
 }
 
+// PHPClass is the class a Dispatcher names.
+func (ScriptedJob) PHPClass() string { return `App\Jobs\Scripted` }
+
 // PHPRecord is one line a PHP test job appended to LARAQ_RECORD.
 type PHPRecord struct {
 	Kind     string  `json:"kind"`
