@@ -100,6 +100,10 @@ func (c Check) String() string {
 
 const maxExamples = 8
 
+// inFlight is how long after a worker's kill a request it sent before dying may still
+// reach the recorder (see accountant.allowed).
+const inFlight = time.Second
+
 func (r *Result) example(format string, args ...any) {
 	if len(r.Examples) < maxExamples {
 		r.Examples = append(r.Examples, fmt.Sprintf(format, args...))
@@ -239,9 +243,14 @@ func (a *accountant) job(j Job, runs []Run, rows []FailedRow, left []string) {
 // the successful run ok: its worker was killed with -9 after the run started and
 // before `at` (the next run), and its log shows neither the acknowledgement nor that
 // the worker gave it up (then the worker, not the kill, lost it).
+//
+// A run's start is when the recorder got the worker's request, which can come after
+// the kill: a request the worker sent just before it died is still read and answered
+// (a dead process sends nothing, so such a run was in flight at the kill). A start up
+// to inFlight after the kill counts as before it.
 func (a *accountant) allowed(ok Run, at time.Time) bool {
 	k, wasKilled := a.killed[ok.Worker]
-	if !wasKilled || k.Before(ok.Start) || k.After(at) {
+	if !wasKilled || k.Add(inFlight).Before(ok.Start) || k.After(at) {
 		return false
 	}
 	acked, gaveUp := a.in.Logs[ok.Worker].AckOf(ok.JobID, ok.Start)
