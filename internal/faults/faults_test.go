@@ -64,9 +64,30 @@ func (r *runs) get() map[int64]int {
 // A Redis stall while a pop is in flight: the pop and go-redis' re-sent copies run when
 // Redis resumes, and their replies are lost. Without pop tickets those jobs stay
 // reserved with no owner, come back after retry_after with an attempt spent, and with
-// one try are failed without having run.
+// one try are failed without having run. With one slot the pop goes alone: go-redis
+// does not re-send a single command after a read timeout, the worker sees the error
+// and asks again with the same ticket. With more slots finished jobs' deletions ride
+// the pop in one pipeline, which go-redis re-sends after a timeout: a copy that
+// arrives after the stall gets the first copy's jobs again (the ticket) and finds the
+// deletions done (the job was deleted by a copy whose reply was lost).
 func TestStalledPopLosesNoJobAndNoAttempt(t *testing.T) {
 	t.Parallel()
+	for _, tc := range []struct {
+		name        string
+		concurrency int
+		evidence    string // the log line that shows a stall caught a pop
+	}{
+		{"the pop alone", 1, "a pop's reply was lost"},
+		{"deletions riding the pop", 2, "an earlier copy of the call, whose reply was lost, had done it"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			stalledPop(t, tc.concurrency, tc.evidence)
+		})
+	}
+}
+
+func stalledPop(t *testing.T, concurrency int, evidence string) {
 	e, srv := stallEnv(t)
 	const jobs = 20000
 	var ran runs
@@ -87,7 +108,7 @@ func TestStalledPopLosesNoJobAndNoAttempt(t *testing.T) {
 	}
 	cfg := e.Config(reg)
 	cfg.Now = nil // reservations must expire on the real clock
-	cfg.Concurrency = 2
+	cfg.Concurrency = concurrency
 	cfg.Tries = new(1)
 	// Long enough that no reservation of a job that ran expires during the stall (its
 	// score is whole seconds, so it lasts between 3 and 4 s).
@@ -97,10 +118,10 @@ func TestStalledPopLosesNoJobAndNoAttempt(t *testing.T) {
 	testkit.Eventually(t, 10*time.Second, "the first jobs", func() bool { return len(ran.get()) > 50 })
 	// A stall may catch the worker acknowledging rather than popping: stall until one
 	// caught a pop.
-	for range 5 {
+	for range 8 {
 		srv.Stall(t, 1500*time.Millisecond)
 		time.Sleep(1800 * time.Millisecond)
-		if strings.Contains(e.Logs.String(), "a pop's reply was lost") {
+		if strings.Contains(e.Logs.String(), evidence) {
 			break
 		}
 	}
@@ -122,8 +143,8 @@ func TestStalledPopLosesNoJobAndNoAttempt(t *testing.T) {
 	if n := len(e.ZSet("queues:default:reserved")); n != 0 {
 		t.Errorf("%d jobs left reserved", n)
 	}
-	if !strings.Contains(e.Logs.String(), "a pop's reply was lost") {
-		t.Errorf("the stall lost no pop reply; the test did not test anything:\n%s", e.Logs.String())
+	if !strings.Contains(e.Logs.String(), evidence) {
+		t.Errorf("the stall caught no pop (no %q); the test did not test anything:\n%s", evidence, e.Logs.String())
 	}
 }
 

@@ -19,13 +19,7 @@ var popHash any = popScript.Hash()
 // redis.Script.Run does) with keys k (boxed) and args, and returns the reply's elements.
 func (r *RDB) runPop(ctx context.Context, k []any, args ...any) ([]any, error) {
 	call := func(name string, script any) ([]any, error) {
-		cmdArgs := make([]any, 0, 3+len(k)+len(args))
-		cmdArgs = append(cmdArgs, name, script, len(k))
-		cmdArgs = append(cmdArgs, k...)
-		cmdArgs = append(cmdArgs, args...)
-		cmd := redis.NewCmd(ctx, cmdArgs...)
-		// A Cluster client routes the call by its first key, the ready list.
-		cmd.SetFirstKeyPos(3)
+		cmd := popCmd(ctx, name, script, k, args)
 		_ = r.client.Process(ctx, cmd)
 		return cmd.Slice()
 	}
@@ -35,6 +29,61 @@ func (r *RDB) runPop(ctx context.Context, k []any, args ...any) ([]any, error) {
 	}
 	return res, err
 }
+
+// popCmd is the command that calls the pop script (name: evalsha with popHash, or eval
+// with its source) with keys k (boxed) and args.
+func popCmd(ctx context.Context, name string, script any, k, args []any) *redis.Cmd {
+	cmdArgs := make([]any, 0, 3+len(k)+len(args))
+	cmdArgs = append(cmdArgs, name, script, len(k))
+	cmdArgs = append(cmdArgs, k...)
+	cmdArgs = append(cmdArgs, args...)
+	cmd := redis.NewCmd(ctx, cmdArgs...)
+	// A Cluster client routes the call by its first key, the ready list.
+	cmd.SetFirstKeyPos(3)
+	return cmd
+}
+
+// PopTicketAfter is DeleteReservedMany(finished) and then PopTicket, in one round trip:
+// the deletions are written first in the pipeline, so Redis runs them before the pop. A
+// worker that pops for the slots its finished jobs just freed thus never holds more
+// reservations than it has slots, and pays one round trip for both. deleted, errs and
+// delErr are DeleteReservedMany's results for finished; jobs and err are PopTicket's,
+// which a deletion's failure does not change (each ZREM is a command of its own, as in
+// DeleteReservedMany). With no finished jobs it is PopTicket.
+func (r *RDB) PopTicketAfter(ctx context.Context, finished []Finished, queue string, reserveUntil int64, max int, t Ticket) (jobs []PoppedJob, deleted []bool, errs []error, delErr, err error) {
+	if len(finished) == 0 {
+		jobs, err = r.PopTicket(ctx, queue, reserveUntil, max, t)
+		return jobs, nil, nil, nil, err
+	}
+	if t.Owner == "" || t.Seq < 1 {
+		err = fmt.Errorf("rdb: pop from queue %q: ticket needs an owner and a sequence number >= 1", queue)
+	}
+	var keys, args []any
+	if err == nil {
+		keys, args, err = r.popCall(queue, reserveUntil, max, &t)
+	}
+	if err != nil {
+		// No pop to send: the deletions go alone.
+		deleted, errs, delErr = r.DeleteReservedMany(ctx, finished)
+		return nil, deleted, errs, delErr, err
+	}
+	pop := popCmd(ctx, "evalsha", popHash, keys, args)
+	deleted, errs, _, delErr = r.DeleteReservedManyAnd(ctx, finished, func(p redis.Pipeliner) { _ = p.Process(ctx, pop) })
+	res, err := pop.Slice()
+	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+		// The server does not know the script (restarted, flushed): nothing ran, so
+		// the pop alone is sent again, with its source.
+		res, err = r.runPop(ctx, keys, args...)
+	}
+	if err != nil {
+		return nil, deleted, errs, delErr, fmt.Errorf("rdb: pop from queue %q: %w", queue, r.queueError(ctx, queue, err))
+	}
+	jobs, err = popJobs(res, queue, r.keysOf(queue))
+	return jobs, deleted, errs, delErr, err
+}
+
+// ConfirmsAcks reports whether acknowledgements wait for replicas (Options.ReplicaAcks).
+func (r *RDB) ConfirmsAcks() bool { return r.replicas != nil }
 
 // popJobs turns the pop's reply, triples {job, reserved, reason}, into jobs. The job and
 // reserved bytes are views of the reply's strings: go-redis allocates each string of a

@@ -145,28 +145,34 @@ func (r *RDB) PopTicket(ctx context.Context, queue string, reserveUntil int64, m
 const MaxPop = 1000
 
 func (r *RDB) pop(ctx context.Context, queue string, reserveUntil int64, max int, t *Ticket) ([]PoppedJob, error) {
-	if max < 1 {
-		return nil, fmt.Errorf("rdb: pop from queue %q: max %d < 1", queue, max)
+	keys, args, err := r.popCall(queue, reserveUntil, max, t)
+	if err != nil {
+		return nil, err
 	}
-	max = min(max, MaxPop)
-	k := r.keysOf(queue)
-	keys := r.argsOf(queue).pop
-	var res []any
-	var err error
-	if t == nil {
-		res, err = r.runPop(ctx, keys, reserveUntil, max)
-	} else {
-		keep := int64((t.Keep + time.Second - 1) / time.Second)
-		if keep < 1 {
-			keep = 1
-		}
-		withTicket := append(keys[:len(keys):len(keys)], k.Ticket(t.Owner))
-		res, err = r.runPop(ctx, withTicket, reserveUntil, max, t.Seq, keep)
-	}
+	res, err := r.runPop(ctx, keys, args...)
 	if err != nil {
 		return nil, fmt.Errorf("rdb: pop from queue %q: %w", queue, r.queueError(ctx, queue, err))
 	}
-	return popJobs(res, queue, k)
+	return popJobs(res, queue, r.keysOf(queue))
+}
+
+// popCall is the pop script's keys (boxed) and arguments for a pop of up to max jobs,
+// with ticket t when it is not nil.
+func (r *RDB) popCall(queue string, reserveUntil int64, max int, t *Ticket) (keys, args []any, err error) {
+	if max < 1 {
+		return nil, nil, fmt.Errorf("rdb: pop from queue %q: max %d < 1", queue, max)
+	}
+	max = min(max, MaxPop)
+	keys = r.argsOf(queue).pop
+	if t == nil {
+		return keys, []any{reserveUntil, max}, nil
+	}
+	keep := int64((t.Keep + time.Second - 1) / time.Second)
+	if keep < 1 {
+		keep = 1
+	}
+	withTicket := append(keys[:len(keys):len(keys)], r.keysOf(queue).Ticket(t.Owner))
+	return withTicket, []any{reserveUntil, max, t.Seq, keep}, nil
 }
 
 // Release moves a reserved job to the delayed zset with score availableAt (Unix seconds;

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -23,7 +24,33 @@ type acks struct {
 	rdb     *rdb.RDB
 	hz      *horizon.Recorder       // nil: Horizon is off
 	batcher atomic.Pointer[batcher] // nil when none runs: deletions go straight through
+
+	// While the fetch loop pops (riding), a finished job's deletion waits for the
+	// loop's next pop and travels in its pipeline, before it (rdb.PopTicketAfter), and
+	// hands its slot to the loop: the pop takes that slot too. One round trip carries
+	// both, and Redis removes the reservation a slot ends before it makes the one the
+	// slot starts. A deletion the loop has not taken within rideWait (the loop is
+	// idle in block_for or a sleep, paused, stopping) goes with the batcher, which
+	// frees its slot once Redis answered. A deletion that failed keeps its slot with
+	// its job until a retry succeeds. Only for a job whose deletion is its last step
+	// in Redis (its chain continued before, see settler.applyOutcome), and only
+	// without Horizon's records, replica acknowledgements, --rest, --max-jobs or a
+	// single slot (mayRide): those keep PHP's order, one job's every step before the
+	// next job's pop.
+	mayRide bool
+	riding  atomic.Bool
+	rideMu  sync.Mutex
+	riders  []*deleteReq
+	rode    chan struct{} // the first rider was queued: the fetch loop wakes
+	nudge   chan struct{} // the same, for the batcher: it starts its rideWait
 }
+
+// rideWait is how long a finished job's deletion waits for the fetch loop's next pop
+// before the batcher sends it: longer than a pop of a few hundred jobs takes on a busy
+// server, short against anything the delay could change (the job stays reserved that
+// much longer, its slot waits for it, and the loop waits for slots only when it has
+// jobs to pop).
+const rideWait = 10 * time.Millisecond
 
 type batcher struct {
 	mu       sync.RWMutex
@@ -48,9 +75,18 @@ type deleteReq struct {
 	what     string
 	release  func()
 	reserves *horizon.Job // set for a job's reserved record
+
+	// A job's deletion that may ride the next pop hands its slot over when queued:
+	// slots is the run's slot tokens; freed says the job no longer holds its token
+	// (the fetch loop or the batcher gives it back).
+	slots chan struct{}
+	freed bool
 }
 
-func newAcks(r *rdb.RDB, hz *horizon.Recorder) *acks { return &acks{rdb: r, hz: hz} }
+func newAcks(r *rdb.RDB, hz *horizon.Recorder, cfg *Config) *acks {
+	mayRide := hz == nil && !r.ConfirmsAcks() && cfg.Concurrency > 1 && cfg.Rest == 0 && cfg.MaxJobs == 0
+	return &acks{rdb: r, hz: hz, mayRide: mayRide, rode: make(chan struct{}, 1), nudge: make(chan struct{}, 1)}
+}
 
 // delete removes one finished job's reserved copy and reports whether it was still there.
 // r names the job (its queue and exact reserved bytes) and, in hz, its Horizon records,
@@ -72,6 +108,19 @@ func (a *acks) delete(ctx context.Context, r *deleteReq) (bool, error) {
 
 	r.deleted, r.err = false, nil
 	r.wait.Add(1)
+	if r.slots != nil && a.riding.Load() {
+		r.freed = true
+		a.rideMu.Lock()
+		first := len(a.riders) == 0
+		a.riders = append(a.riders, r)
+		a.rideMu.Unlock()
+		if first {
+			signal(a.rode)
+			signal(a.nudge)
+		}
+		r.wait.Wait()
+		return r.deleted, r.err
+	}
 	select {
 	case b.reqs <- r:
 	case <-ctx.Done():
@@ -90,10 +139,18 @@ func (a *acks) start(ctx context.Context) (stop func()) {
 	go func() {
 		defer close(b.finished)
 		batch := make([]*deleteReq, 0, maxAckBatch)
+		var late <-chan time.Time // rideWait after a rider was queued
 		for {
 			select {
 			case <-b.quit:
 				return
+			case <-a.nudge:
+				if late == nil {
+					late = time.After(rideWait)
+				}
+			case <-late:
+				late = nil
+				a.sendRiders(ctx)
 			case r := <-b.reqs:
 				batch = append(batch[:0], r)
 			more:
@@ -120,6 +177,7 @@ func (a *acks) start(ctx context.Context) (stop func()) {
 		}
 	}()
 	return func() {
+		a.stopRiding(ctx)
 		a.batcher.Store(nil)
 		b.mu.Lock()
 		b.closed = true
@@ -127,6 +185,85 @@ func (a *acks) start(ctx context.Context) (stop func()) {
 		b.inflight.Wait()
 		close(b.quit)
 		<-b.finished
+	}
+}
+
+// startRiding lets finished jobs' deletions wait for the fetch loop's pops (see
+// acks.riding), when they may.
+func (a *acks) startRiding() { a.riding.Store(a.mayRide) }
+
+// stopRiding ends the rides: the deletions waiting for a pop are sent now, later ones
+// go with the batcher.
+func (a *acks) stopRiding(ctx context.Context) {
+	a.riding.Store(false)
+	a.sendRiders(ctx)
+}
+
+// takeRiders returns the deletions waiting for a pop; the caller sends them and calls
+// doneRiders.
+func (a *acks) takeRiders() []*deleteReq {
+	if !a.mayRide {
+		return nil
+	}
+	a.rideMu.Lock()
+	reqs := a.riders
+	a.riders = nil
+	a.rideMu.Unlock()
+	return reqs
+}
+
+// doneRiders hands the deletions the fetch loop sent their results, and returns how
+// many failed: their slots stay with their jobs, the loop's are the others.
+func doneRiders(reqs []*deleteReq, deleted []bool, errs []error) (failed int) {
+	for i, r := range reqs {
+		r.deleted, r.err = deleted[i], errs[i]
+		if r.err != nil {
+			r.freed = false
+			failed++
+		}
+		r.wait.Done()
+	}
+	return failed
+}
+
+// sendTaken sends deletions the fetch loop took but could not send with a pop, and
+// returns how many failed (see doneRiders).
+func (a *acks) sendTaken(ctx context.Context, reqs []*deleteReq) (failed int) {
+	a.deleteMany(ctx, reqs)
+	for _, r := range reqs {
+		if r.err != nil {
+			r.freed = false
+			failed++
+		}
+		r.wait.Done()
+	}
+	return failed
+}
+
+// sendRiders sends the deletions still waiting for a pop on their own and frees the
+// slots of those Redis made, after its answer: a pop the loop sends meanwhile on
+// another connection may reach Redis first, and must not have counted them.
+func (a *acks) sendRiders(ctx context.Context) {
+	reqs := a.takeRiders()
+	if len(reqs) == 0 {
+		return
+	}
+	a.deleteMany(ctx, reqs)
+	for _, r := range reqs {
+		if r.err != nil {
+			r.freed = false
+		} else {
+			r.slots <- struct{}{}
+		}
+		r.wait.Done()
+	}
+}
+
+// signal wakes the receiver of c, a channel of one, without waiting.
+func signal(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
 	}
 }
 

@@ -41,6 +41,7 @@ var (
 type fetcher struct {
 	base
 	books     *bookkeeping
+	acks      *acks // the deletions that ride the pops
 	processor *processor
 	paused    atomic.Bool // Worker.Pause
 }
@@ -76,8 +77,8 @@ func (f *fetcher) loop(l *fetchRun) error {
 		if l.ctx.Err() != nil {
 			return nil
 		}
-		n, err := f.takeSlots(l)
-		if n == 0 {
+		n, ok, err := f.takeSlots(l)
+		if !ok {
 			return err
 		}
 		// Every stop condition is looked at between taking the slots and popping: the
@@ -97,14 +98,22 @@ func (f *fetcher) loop(l *fetchRun) error {
 			f.wait(l, f.pauseSleep())
 			continue
 		}
+		// The deletions waiting for this pop bring their jobs' slots (acks.riding).
+		riders := f.acks.takeRiders()
+		n += len(riders)
+		if n == 0 {
+			continue
+		}
 		// MaxJobs counts every job popped, also those still running: never pop more
-		// than the jobs left, whatever the number of free slots.
+		// than the jobs left, whatever the number of free slots. (No deletion rides
+		// with MaxJobs.)
 		if f.cfg.MaxJobs > 0 && n > f.cfg.MaxJobs-l.taken {
 			f.giveBack(l, n-(f.cfg.MaxJobs-l.taken))
 			n = f.cfg.MaxJobs - l.taken
 		}
 
-		got, active, err := f.fetch(l, n)
+		got, active, kept, err := f.fetch(l, n, riders)
+		n -= kept // the slots of deletions that failed stay with their jobs
 		if err != nil {
 			f.giveBack(l, n)
 			l.redisCall(l.ctx, err)
@@ -141,13 +150,16 @@ func (f *fetcher) loop(l *fetchRun) error {
 	}
 }
 
-// takeSlots waits for a free slot, then takes every other free one, and returns how
-// many it took: nothing is popped that no slot can run at once. While every slot is
-// busy it keeps the heartbeat going and checks the stop conditions; n == 0 means the
-// loop must stop, for reason (nil: ctx was cancelled).
-func (f *fetcher) takeSlots(l *fetchRun) (n int, reason error) {
+// takeSlots waits for a free slot, or for finished jobs' deletions that wait for a pop
+// and bring their slots (acks.riding), then takes every other free slot, and returns
+// how many it took: nothing is popped that no slot can run at once. While every slot is
+// busy it keeps the heartbeat going and checks the stop conditions; !ok means the loop
+// must stop, for reason (nil: ctx was cancelled).
+func (f *fetcher) takeSlots(l *fetchRun) (n int, ok bool, reason error) {
 	select {
 	case <-l.slots:
+		n = 1
+	case <-f.acks.rode:
 	default:
 		t := time.NewTicker(heartbeatInterval)
 		defer t.Stop()
@@ -155,27 +167,29 @@ func (f *fetcher) takeSlots(l *fetchRun) (n int, reason error) {
 		for {
 			select {
 			case <-l.ctx.Done():
-				return 0, nil
+				return 0, false, nil
 			case <-l.slots:
+				n = 1
+				break wait
+			case <-f.acks.rode:
 				break wait
 			case <-t.C:
 				f.heartbeat(l.ctx, l)
 				if err := f.checkStop(l); err != nil {
-					return 0, err
+					return 0, false, err
 				}
 			}
 		}
 	}
-	n = 1
 	for n < cap(l.slots) {
 		select {
 		case <-l.slots:
 			n++
 		default:
-			return n, nil
+			return n, true, nil
 		}
 	}
-	return n, nil
+	return n, true, nil
 }
 
 // giveBack returns n unused slot tokens.
@@ -299,17 +313,27 @@ func memoryInUse() uint64 {
 // lost after Redis reserved jobs: the next fetch asks again with the same ticket before
 // anything else (see settlePop), so those jobs are run or handed back, never left
 // reserved with nobody to run them.
-func (f *fetcher) fetch(l *fetchRun, n int) (got int, active string, err error) {
+//
+// riders are finished jobs' deletions to send before the first pop, in its pipeline, or
+// on their own when no pop is sent; kept is how many of them failed (their slots stay
+// with their jobs: n counted them).
+func (f *fetcher) fetch(l *fetchRun, n int, riders []*deleteReq) (got int, active string, kept int, err error) {
+	defer func() {
+		if riders != nil {
+			kept += f.acks.sendTaken(l.ackCtx, riders)
+		}
+	}()
 	if p := l.pending; p != nil {
 		got, active, err = f.settlePop(l.ctx, l, n)
 		if f.skip(l, p.queue, err) {
 			// The jobs it may have reserved come back after retry_after.
 			l.pending = nil
-			return 0, "", nil
+			return 0, "", 0, nil
 		}
-		return got, active, err
+		return got, active, 0, err
 	}
 	defer func() { l.woken = false }()
+	popKept := 0
 	wall := time.Now()
 	for _, q := range f.cfg.Queues {
 		if l.paused[q] || l.leftAlone(q, wall) || l.skipping(q, wall) {
@@ -322,12 +346,13 @@ func (f *fetcher) fetch(l *fetchRun, n int) (got int, active string, err error) 
 				if f.skip(l, q, err) {
 					continue
 				}
-				return 0, cmp.Or(active, q), err
+				return 0, cmp.Or(active, q), popKept, err
 			}
 		}
 		now := f.cfg.Now().Unix()
 		sent := time.Now()
-		jobs, err := f.cfg.RDB.PopTicket(l.ctx, q, now+f.cfg.RetryAfter, n, f.ticket(l))
+		jobs, failed, err := f.pop(l, q, now+f.cfg.RetryAfter, n, riders)
+		riders, popKept = nil, popKept+failed
 		if err != nil {
 			if f.skip(l, q, err) {
 				continue
@@ -336,13 +361,13 @@ func (f *fetcher) fetch(l *fetchRun, n int) (got int, active string, err error) 
 				// Redis refused the pop (maxmemory, a replica, a slot clash, an ACL
 				// user denied the script): it reserved nothing and there is no reply to
 				// ask for again.
-				return 0, cmp.Or(active, q), err
+				return 0, cmp.Or(active, q), popKept, err
 			}
 			l.pending = &pendingPop{queue: q, max: n, expires: f.expiresAt(sent)}
 			if l.ctx.Err() != nil {
-				return 0, cmp.Or(active, q), nil
+				return 0, cmp.Or(active, q), popKept, nil
 			}
-			return 0, cmp.Or(active, q), err
+			return 0, cmp.Or(active, q), popKept, err
 		}
 		l.popSeq++
 		l.popSucceeded()
@@ -354,9 +379,26 @@ func (f *fetcher) fetch(l *fetchRun, n int) (got int, active string, err error) 
 			continue
 		}
 		f.start(l, q, jobs, f.expiresAt(sent))
-		return len(jobs), active, nil
+		return len(jobs), active, popKept, nil
 	}
-	return 0, active, nil
+	return 0, active, popKept, nil
+}
+
+// pop pops up to n jobs from q with the run's next ticket, after riders, finished jobs'
+// deletions (acks.riding), in the same round trip; failed is how many deletions failed.
+func (f *fetcher) pop(l *fetchRun, q string, reserveUntil int64, n int, riders []*deleteReq) (jobs []rdb.PoppedJob, failed int, err error) {
+	if len(riders) == 0 {
+		jobs, err = f.cfg.RDB.PopTicket(l.ctx, q, reserveUntil, n, f.ticket(l))
+		return jobs, 0, err
+	}
+	finished := make([]rdb.Finished, len(riders))
+	for i, r := range riders {
+		finished[i] = r.job
+	}
+	// The deletions' own context: the loop's may be cancelled while the pop is sent,
+	// and a finished job's deletion must still be made.
+	jobs, deleted, errs, _, err := f.cfg.RDB.PopTicketAfter(l.ackCtx, finished, q, reserveUntil, n, f.ticket(l))
+	return jobs, doneRiders(riders, deleted, errs), err
 }
 
 // pendingPop is a pop whose reply never arrived: Redis may have reserved jobs for it.

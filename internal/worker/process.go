@@ -48,7 +48,7 @@ func (p *processor) work(r *run, t task) (gone bool) {
 	if p.process(r, a, env, err) {
 		return true
 	}
-	r.finish(p.cfg.Rest)
+	r.finish(p.cfg.Rest, a)
 	return false
 }
 

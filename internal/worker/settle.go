@@ -61,6 +61,9 @@ func (s *settler) applyOutcome(r *run, a *attempt, err error, runtime, timeout t
 			return
 		}
 		s.batches.succeeded(r.ackCtx, a)
+		// The deletion is the job's last step in Redis: its slot may be freed as soon
+		// as the deletion is queued (acks.riding).
+		a.ack.slots = r.slots
 		s.deleteReserved(r, a)
 		s.emit(job.Event{Kind: job.EventProcessed, Queue: a.queue, Job: a.job, Runtime: runtime})
 	case job.OutcomeDelete:

@@ -177,12 +177,15 @@ func (r *run) serve() {
 	}
 }
 
-// finish frees a job's slot after rest (--rest) and marks the job done for Run.
-func (r *run) finish(rest time.Duration) {
-	if rest > 0 {
-		r.sleep(r.ctx, rest)
+// finish frees a's slot after rest (--rest), unless its deletion freed it already (see
+// acks.riding), and marks the job done for Run.
+func (r *run) finish(rest time.Duration, a *attempt) {
+	if !a.ack.freed {
+		if rest > 0 {
+			r.sleep(r.ctx, rest)
+		}
+		r.slots <- struct{}{}
 	}
-	r.slots <- struct{}{}
 	r.wg.Done()
 }
 

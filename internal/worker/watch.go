@@ -195,7 +195,7 @@ func (w *watch) takeOver(r *run, a *attempt) {
 			"job", a.job.Name, "id", a.job.ID, "queue", a.queue)
 	}
 	go r.serve() // the slot's goroutine is the abandoned handler's
-	r.finish(w.cfg.Rest)
+	r.finish(w.cfg.Rest, a)
 }
 
 // extend moves a's reservation to now + retry_after, and the next beat an interval on;

@@ -40,7 +40,7 @@ func New(cfg *Config, jobs *job.Jobs) (*Worker, error) {
 	}
 	b := base{cfg: cfg, log: cfg.Logger}
 	w := &Worker{base: b, wake: make(chan struct{}, 1)}
-	w.acks = newAcks(cfg.RDB, cfg.Horizon)
+	w.acks = newAcks(cfg.RDB, cfg.Horizon, cfg)
 	books := &bookkeeping{base: b, hz: cfg.Horizon, acks: w.acks}
 	holder := &holder{base: b}
 	uniques := newUniques(b, jobs)
@@ -54,7 +54,7 @@ func New(cfg *Config, jobs *job.Jobs) (*Worker, error) {
 	processor := &processor{base: b, jobs: jobs, rules: rules{cfg}, books: books, runner: runner, settler: settler,
 		debouncer: &debouncer{base: b, jobs: jobs},
 		env:       &job.Env{Encrypter: cfg.Encrypter, Batches: cfg.Batches, Release: cfg.JobRelease}}
-	w.fetcher = &fetcher{base: b, books: books, processor: processor}
+	w.fetcher = &fetcher{base: b, books: books, acks: w.acks, processor: processor}
 	for _, class := range unnamedLocks(cfg, jobs) {
 		w.log.Warn("the unique lock of this class is named by its uniqueId() method, which laraq cannot run: on Laravel 8.x to 11.38, whose payloads do not name the lock, it is released only when the handler gives the id (JobInfo.SetUniqueID; a laraq work --forward service answers with an X-Laraq-Unique-Id header), else it is held until uniqueFor runs out",
 			"class", class)
@@ -136,7 +136,9 @@ func (w *Worker) Run(ctx context.Context) error {
 	w.loadMiddlewareScripts(ctx)
 	w.logStart()
 
+	w.acks.startRiding()
 	reason := w.fetcher.loop(l)
+	w.acks.stopRiding(r.ackCtx)
 	if l.pending != nil {
 		r.wg.Add(1)
 		go w.fetcher.settleAtStop(l)
