@@ -2,11 +2,29 @@ package rdb
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/redis/go-redis/v9"
 )
 
-func TestPopTicketAfter(t *testing.T) {
+// popAfter is what a worker sends: the deletions, then the pop, in one pipeline.
+func popAfter(ctx context.Context, r *RDB, finished []Finished, queue string, reserveUntil int64, max int, t Ticket) (jobs []PoppedJob, deleted []bool, errs []error, delErr, err error) {
+	pop, err := r.PipelinedPopTicket(ctx, queue, reserveUntil, max, t)
+	if err != nil {
+		deleted, errs, delErr = r.DeleteReservedMany(ctx, finished)
+		return nil, deleted, errs, delErr, err
+	}
+	deleted, errs, extra, delErr := r.DeleteReservedManyAnd(ctx, finished, func(p redis.Pipeliner) { pop.Queue(ctx, p) })
+	if len(extra) != 1 {
+		return nil, deleted, errs, delErr, fmt.Errorf("%d commands after the deletions, want the pop", len(extra))
+	}
+	jobs, err = pop.Result(ctx)
+	return jobs, deleted, errs, delErr, err
+}
+
+func TestPipelinedPop(t *testing.T) {
 	second := `{"id":"2","attempts":0}`
 	secondR := `{"id":"2","attempts":1}`
 	other := `{"id":"o","attempts":1}`
@@ -26,14 +44,14 @@ func TestPopTicketAfter(t *testing.T) {
 		seed: state{"queues:%Q": list(second), "queues:%Q:notify": ones(1),
 			"queues:%Q:reserved": zset(sampleS8r, until, other, until+1)},
 		run: func(t *testing.T, ctx context.Context, e *env) {
-			jobs, deleted, errs, delErr, err := e.r.PopTicketAfter(ctx, []Finished{
+			jobs, deleted, errs, delErr, err := popAfter(ctx, e.r, []Finished{
 				{e.queue, []byte(sampleS8r)},
 				{e.queue, []byte(`{"id":"never","attempts":1}`)},
 			}, e.queue, until+7, 5, ticket(1))
 			expectPopped(t, jobs, err, second)
 			expectDeleted(t, deleted, errs, delErr, true, false)
 			// Asked again with the same ticket: the same job, nothing deleted twice.
-			jobs, deleted, errs, delErr, err = e.r.PopTicketAfter(ctx, []Finished{{e.queue, []byte(sampleS8r)}},
+			jobs, deleted, errs, delErr, err = popAfter(ctx, e.r, []Finished{{e.queue, []byte(sampleS8r)}},
 				e.queue, until+9, 5, ticket(1))
 			expectPopped(t, jobs, err, second)
 			expectDeleted(t, deleted, errs, delErr, false)
@@ -43,9 +61,9 @@ func TestPopTicketAfter(t *testing.T) {
 		name: "no deletions is PopTicket",
 		seed: state{"queues:%Q": list(second), "queues:%Q:notify": ones(1)},
 		run: func(t *testing.T, ctx context.Context, e *env) {
-			jobs, deleted, errs, delErr, err := e.r.PopTicketAfter(ctx, nil, e.queue, until, 5, ticket(3))
+			jobs, deleted, errs, delErr, err := popAfter(ctx, e.r, nil, e.queue, until, 5, ticket(3))
 			expectPopped(t, jobs, err, second)
-			if deleted != nil || errs != nil || delErr != nil {
+			if len(deleted) != 0 || len(errs) != 0 || delErr != nil {
 				t.Errorf("deletions %v %v %v", deleted, errs, delErr)
 			}
 		},
@@ -54,7 +72,7 @@ func TestPopTicketAfter(t *testing.T) {
 		name: "an empty queue: the deletions still run",
 		seed: state{"queues:%Q:reserved": zset(sampleS8r, until)},
 		run: func(t *testing.T, ctx context.Context, e *env) {
-			jobs, deleted, errs, delErr, err := e.r.PopTicketAfter(ctx, []Finished{{e.queue, []byte(sampleS8r)}},
+			jobs, deleted, errs, delErr, err := popAfter(ctx, e.r, []Finished{{e.queue, []byte(sampleS8r)}},
 				e.queue, until, 5, ticket(1))
 			expectPopped(t, jobs, err)
 			expectDeleted(t, deleted, errs, delErr, true)
@@ -64,7 +82,7 @@ func TestPopTicketAfter(t *testing.T) {
 		name: "a bad ticket pops nothing, the deletions still run",
 		seed: state{"queues:%Q": list(second), "queues:%Q:notify": ones(1), "queues:%Q:reserved": zset(sampleS8r, until)},
 		run: func(t *testing.T, ctx context.Context, e *env) {
-			jobs, deleted, errs, delErr, err := e.r.PopTicketAfter(ctx, []Finished{{e.queue, []byte(sampleS8r)}},
+			jobs, deleted, errs, delErr, err := popAfter(ctx, e.r, []Finished{{e.queue, []byte(sampleS8r)}},
 				e.queue, until, 5, Ticket{Owner: "w1"})
 			if err == nil || !strings.Contains(err.Error(), "sequence number") || jobs != nil {
 				t.Fatalf("pop with seq 0: %v %v", jobs, err)
@@ -78,13 +96,13 @@ func TestPopTicketAfter(t *testing.T) {
 // A server that forgot the pop script (restarted, SCRIPT FLUSH) answers the pipelined
 // EVALSHA with NOSCRIPT: the deletions have run, and the pop is sent again with its
 // source, once.
-func TestPopTicketAfterNoScript(t *testing.T) {
+func TestPipelinedPopNoScript(t *testing.T) {
 	e := newEnv(t, variants()[0])
 	ctx := context.Background()
 	second := `{"id":"2","attempts":0}`
 	e.seed(t, state{"queues:%Q": list(second), "queues:%Q:notify": ones(1), "queues:%Q:reserved": zset(sampleS8r, until)})
 	mustNoErr(t, e.c.ScriptFlush(ctx).Err())
-	jobs, deleted, errs, delErr, err := e.r.PopTicketAfter(ctx, []Finished{{e.queue, []byte(sampleS8r)}},
+	jobs, deleted, errs, delErr, err := popAfter(ctx, e.r, []Finished{{e.queue, []byte(sampleS8r)}},
 		e.queue, until, 5, ticket(1))
 	expectPopped(t, jobs, err, second)
 	if delErr != nil || !deleted[0] || errs[0] != nil {
@@ -95,13 +113,13 @@ func TestPopTicketAfterNoScript(t *testing.T) {
 
 // A queue whose key holds the wrong type fails the pop before any write; the deletions,
 // commands of their own, are made all the same.
-func TestPopTicketAfterBrokenQueue(t *testing.T) {
+func TestPipelinedPopBrokenQueue(t *testing.T) {
 	e := newEnv(t, variants()[0])
 	ctx := context.Background()
 	e.seed(t, state{"queues:%Q:reserved": zset(sampleS8r, until)})
 	mustNoErr(t, e.c.Set(ctx, e.r.Keys("bad").Queue, "x", 0).Err())
 	t.Cleanup(func() { e.c.Del(context.Background(), e.r.Keys("bad").Queue) })
-	jobs, deleted, errs, delErr, err := e.r.PopTicketAfter(ctx, []Finished{{e.queue, []byte(sampleS8r)}},
+	jobs, deleted, errs, delErr, err := popAfter(ctx, e.r, []Finished{{e.queue, []byte(sampleS8r)}},
 		"bad", until, 5, ticket(1))
 	if err == nil || !strings.Contains(err.Error(), "WRONGTYPE") || jobs != nil {
 		t.Fatalf("pop from a string: %v %v", jobs, err)
@@ -113,11 +131,11 @@ func TestPopTicketAfterBrokenQueue(t *testing.T) {
 }
 
 // A pipeline that cannot be sent reports the error for the pop and for every deletion.
-func TestPopTicketAfterReportsErrors(t *testing.T) {
+func TestPipelinedPopReportsErrors(t *testing.T) {
 	e := newEnv(t, variants()[0])
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	jobs, _, errs, delErr, err := e.r.PopTicketAfter(ctx, []Finished{{e.queue, []byte("a")}, {e.queue, []byte("b")}},
+	jobs, _, errs, delErr, err := popAfter(ctx, e.r, []Finished{{e.queue, []byte("a")}, {e.queue, []byte("b")}},
 		e.queue, until, 5, ticket(1))
 	if err == nil || jobs != nil || delErr == nil || errs[0] == nil || errs[1] == nil {
 		t.Fatalf("cancelled context: jobs %v err %v, deletions %v %v", jobs, err, errs, delErr)

@@ -43,43 +43,45 @@ func popCmd(ctx context.Context, name string, script any, k, args []any) *redis.
 	return cmd
 }
 
-// PopTicketAfter is DeleteReservedMany(finished) and then PopTicket, in one round trip:
-// the deletions are written first in the pipeline, so Redis runs them before the pop. A
-// worker that pops for the slots its finished jobs just freed thus never holds more
-// reservations than it has slots, and pays one round trip for both. deleted, errs and
-// delErr are DeleteReservedMany's results for finished; jobs and err are PopTicket's,
-// which a deletion's failure does not change (each ZREM is a command of its own, as in
-// DeleteReservedMany). With no finished jobs it is PopTicket.
-func (r *RDB) PopTicketAfter(ctx context.Context, finished []Finished, queue string, reserveUntil int64, max int, t Ticket) (jobs []PoppedJob, deleted []bool, errs []error, delErr, err error) {
-	if len(finished) == 0 {
-		jobs, err = r.PopTicket(ctx, queue, reserveUntil, max, t)
-		return jobs, nil, nil, nil, err
-	}
+// PipelinedPop is a ticketed pop (PopTicket) sent in a pipeline of the caller's, after
+// the commands queued before it: a worker sends its finished jobs' deletions and their
+// Horizon records in the round trip of its next pop, and Redis runs them first, so
+// that the slot a deletion ends is free before the pop fills it.
+type PipelinedPop struct {
+	r          *RDB
+	queue      string
+	keys, args []any
+	cmd        *redis.Cmd
+}
+
+// PipelinedPopTicket prepares a PopTicket of up to max jobs from queue: Queue adds it to
+// a pipeline, Result reads its jobs once the pipeline ran.
+func (r *RDB) PipelinedPopTicket(ctx context.Context, queue string, reserveUntil int64, max int, t Ticket) (*PipelinedPop, error) {
 	if t.Owner == "" || t.Seq < 1 {
-		err = fmt.Errorf("rdb: pop from queue %q: ticket needs an owner and a sequence number >= 1", queue)
+		return nil, fmt.Errorf("rdb: pop from queue %q: ticket needs an owner and a sequence number >= 1", queue)
 	}
-	var keys, args []any
-	if err == nil {
-		keys, args, err = r.popCall(queue, reserveUntil, max, &t)
-	}
+	keys, args, err := r.popCall(queue, reserveUntil, max, &t)
 	if err != nil {
-		// No pop to send: the deletions go alone.
-		deleted, errs, delErr = r.DeleteReservedMany(ctx, finished)
-		return nil, deleted, errs, delErr, err
+		return nil, err
 	}
-	pop := popCmd(ctx, "evalsha", popHash, keys, args)
-	deleted, errs, _, delErr = r.DeleteReservedManyAnd(ctx, finished, func(p redis.Pipeliner) { _ = p.Process(ctx, pop) })
-	res, err := pop.Slice()
+	return &PipelinedPop{r: r, queue: queue, keys: keys, args: args, cmd: popCmd(ctx, "evalsha", popHash, keys, args)}, nil
+}
+
+// Queue adds the pop to pipeline p.
+func (p *PipelinedPop) Queue(ctx context.Context, pl redis.Pipeliner) { _ = pl.Process(ctx, p.cmd) }
+
+// Result is the pop's jobs, or its error, once the pipeline ran. A server that did not
+// know the script (restarted, flushed: NOSCRIPT, nothing ran) is sent the pop again on
+// its own, with the script's source.
+func (p *PipelinedPop) Result(ctx context.Context) ([]PoppedJob, error) {
+	res, err := p.cmd.Slice()
 	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
-		// The server does not know the script (restarted, flushed): nothing ran, so
-		// the pop alone is sent again, with its source.
-		res, err = r.runPop(ctx, keys, args...)
+		res, err = p.r.runPop(ctx, p.keys, p.args...)
 	}
 	if err != nil {
-		return nil, deleted, errs, delErr, fmt.Errorf("rdb: pop from queue %q: %w", queue, r.queueError(ctx, queue, err))
+		return nil, fmt.Errorf("rdb: pop from queue %q: %w", p.queue, p.r.queueError(ctx, p.queue, err))
 	}
-	jobs, err = popJobs(res, queue, r.keysOf(queue))
-	return jobs, deleted, errs, delErr, err
+	return popJobs(res, p.queue, p.r.keysOf(p.queue))
 }
 
 // ConfirmsAcks reports whether acknowledgements wait for replicas (Options.ReplicaAcks).

@@ -26,17 +26,18 @@ type acks struct {
 	batcher atomic.Pointer[batcher] // nil when none runs: deletions go straight through
 
 	// While the fetch loop pops (riding), a finished job's deletion waits for the
-	// loop's next pop and travels in its pipeline, before it (rdb.PopTicketAfter), and
+	// loop's next pop and travels in its pipeline, before it (rdb.PipelinedPop), and
 	// hands its slot to the loop: the pop takes that slot too. One round trip carries
 	// both, and Redis removes the reservation a slot ends before it makes the one the
 	// slot starts. A deletion the loop has not taken within rideWait (the loop is
 	// idle in block_for or a sleep, paused, stopping) goes with the batcher, which
 	// frees its slot once Redis answered. A deletion that failed keeps its slot with
-	// its job until a retry succeeds. Only for a job whose deletion is its last step
-	// in Redis (its chain continued before, see settler.applyOutcome), and only
-	// without Horizon's records, replica acknowledgements, --rest, --max-jobs or a
-	// single slot (mayRide): those keep PHP's order, one job's every step before the
-	// next job's pop.
+	// its job until a retry succeeds. A slot is handed over only for a job whose
+	// deletion is its last step in Redis (its chain continued before, see
+	// settler.applyOutcome). With Horizon, its records and every other deletion ride
+	// too, in the one order of the riders, without waking the loop. Not with replica
+	// acknowledgements, --rest, --max-jobs or a single slot (mayRide): those keep
+	// PHP's order, one job's every step before the next job's pop.
 	mayRide bool
 	riding  atomic.Bool
 	rideMu  sync.Mutex
@@ -84,7 +85,7 @@ type deleteReq struct {
 }
 
 func newAcks(r *rdb.RDB, hz *horizon.Recorder, cfg *Config) *acks {
-	mayRide := hz == nil && !r.ConfirmsAcks() && cfg.Concurrency > 1 && cfg.Rest == 0 && cfg.MaxJobs == 0
+	mayRide := !r.ConfirmsAcks() && cfg.Concurrency > 1 && cfg.Rest == 0 && cfg.MaxJobs == 0
 	return &acks{rdb: r, hz: hz, mayRide: mayRide, rode: make(chan struct{}, 1), nudge: make(chan struct{}, 1)}
 }
 
@@ -108,15 +109,11 @@ func (a *acks) delete(ctx context.Context, r *deleteReq) (bool, error) {
 
 	r.deleted, r.err = false, nil
 	r.wait.Add(1)
-	if r.slots != nil && a.riding.Load() {
-		r.freed = true
-		a.rideMu.Lock()
-		first := len(a.riders) == 0
-		a.riders = append(a.riders, r)
-		a.rideMu.Unlock()
-		if first {
+	if (r.slots != nil || a.hz != nil) && a.riding.Load() {
+		r.freed = r.slots != nil
+		a.ride(r)
+		if r.freed {
 			signal(a.rode)
-			signal(a.nudge)
 		}
 		r.wait.Wait()
 		return r.deleted, r.err
@@ -162,16 +159,10 @@ func (a *acks) start(ctx context.Context) (stop func()) {
 						break more
 					}
 				}
+				a.sendRiders(ctx) // the riders queued before these requests go first
 				a.deleteMany(ctx, batch)
 				for _, r := range batch {
-					if r.done != nil {
-						close(r.done)
-					} else if r.record == nil {
-						r.wait.Done()
-					}
-					if r.release != nil {
-						r.release()
-					}
+					r.sent()
 				}
 			}
 		}
@@ -212,50 +203,64 @@ func (a *acks) takeRiders() []*deleteReq {
 	return reqs
 }
 
-// doneRiders hands the deletions the fetch loop sent their results, and returns how
-// many failed: their slots stay with their jobs, the loop's are the others.
-func doneRiders(reqs []*deleteReq, deleted []bool, errs []error) (failed int) {
-	for i, r := range reqs {
-		r.deleted, r.err = deleted[i], errs[i]
-		if r.err != nil {
+// ride queues r for the fetch loop's next pop; the batcher sends it after rideWait if
+// no pop took it.
+func (a *acks) ride(r *deleteReq) {
+	a.rideMu.Lock()
+	first := len(a.riders) == 0
+	a.riders = append(a.riders, r)
+	a.rideMu.Unlock()
+	if first {
+		signal(a.nudge)
+	}
+}
+
+// sendRiding sends riders the fetch loop took, in the pipeline of its pop when pop is
+// not nil (before it), and returns how many deletions that brought a slot failed:
+// their slots stay with their jobs, the loop holds the others.
+func (a *acks) sendRiding(ctx context.Context, riders []*deleteReq, pop *rdb.PipelinedPop) (failed int) {
+	a.sendMany(ctx, riders, pop)
+	for _, r := range riders {
+		if r.freed && r.err != nil {
 			r.freed = false
 			failed++
 		}
-		r.wait.Done()
+		r.sent()
 	}
 	return failed
 }
 
-// sendTaken sends deletions the fetch loop took but could not send with a pop, and
-// returns how many failed (see doneRiders).
-func (a *acks) sendTaken(ctx context.Context, reqs []*deleteReq) (failed int) {
-	a.deleteMany(ctx, reqs)
-	for _, r := range reqs {
-		if r.err != nil {
-			r.freed = false
-			failed++
-		}
-		r.wait.Done()
-	}
-	return failed
-}
-
-// sendRiders sends the deletions still waiting for a pop on their own and frees the
-// slots of those Redis made, after its answer: a pop the loop sends meanwhile on
-// another connection may reach Redis first, and must not have counted them.
+// sendRiders sends the riders no pop took on their own and frees the slots of the
+// deletions Redis made, after its answer: a pop the loop sends meanwhile on another
+// connection may reach Redis first, and must not have counted them.
 func (a *acks) sendRiders(ctx context.Context) {
 	reqs := a.takeRiders()
 	if len(reqs) == 0 {
 		return
 	}
-	a.deleteMany(ctx, reqs)
+	a.sendMany(ctx, reqs, nil)
 	for _, r := range reqs {
-		if r.err != nil {
-			r.freed = false
-		} else {
-			r.slots <- struct{}{}
+		if r.freed {
+			if r.err != nil {
+				r.freed = false
+			} else {
+				r.slots <- struct{}{}
+			}
 		}
+		r.sent()
+	}
+}
+
+// sent tells the sender of r that it was sent: a deletion's caller waits for its
+// result, a record's for its done channel, and the batcher counts the request done.
+func (r *deleteReq) sent() {
+	if r.done != nil {
+		close(r.done)
+	} else if r.record == nil {
 		r.wait.Done()
+	}
+	if r.release != nil {
+		r.release()
 	}
 }
 
@@ -320,6 +325,10 @@ func (a *acks) send(ctx context.Context, req *deleteReq) {
 			b.inflight.Add(1)
 			b.mu.RUnlock()
 			req.release = b.inflight.Done
+			if a.riding.Load() {
+				a.ride(req)
+				return
+			}
 			select {
 			case b.reqs <- req:
 			case <-ctx.Done():
@@ -340,7 +349,12 @@ func (a *acks) send(ctx context.Context, req *deleteReq) {
 // own right after. PHP's Horizon records a deletion (JobDeleted) whether or not the
 // reservation was still there: a job whose reservation had expired is recorded finished
 // by the worker that finished it.
-func (a *acks) deleteMany(ctx context.Context, reqs []*deleteReq) {
+func (a *acks) deleteMany(ctx context.Context, reqs []*deleteReq) { a.sendMany(ctx, reqs, nil) }
+
+// sendMany is deleteMany with the fetch loop's pop, when not nil, queued last in the
+// pipeline of the deletions (and of the records, with Horizon's keys on the queue's
+// client).
+func (a *acks) sendMany(ctx context.Context, reqs []*deleteReq, pop *rdb.PipelinedPop) {
 	h := a.hz
 	jobs := make([]rdb.Finished, 0, len(reqs))
 	dels := make([]*deleteReq, 0, len(reqs))
@@ -354,11 +368,33 @@ func (a *acks) deleteMany(ctx context.Context, reqs []*deleteReq) {
 		dels = append(dels, r)
 		withRecords = withRecords || r.hz != nil
 	}
-	if h == nil || !withRecords {
-		deleted, errs, _ := a.rdb.DeleteReservedMany(ctx, jobs)
+	// deleteAnd deletes jobs with the commands of also, then the pop, in one pipeline,
+	// and returns also's commands.
+	deleteAnd := func(also func(p redis.Pipeliner)) (extra []redis.Cmder) {
+		var deleted []bool
+		var errs []error
+		if also == nil && pop == nil {
+			deleted, errs, _ = a.rdb.DeleteReservedMany(ctx, jobs)
+		} else {
+			deleted, errs, extra, _ = a.rdb.DeleteReservedManyAnd(ctx, jobs, func(p redis.Pipeliner) {
+				if also != nil {
+					also(p)
+				}
+				if pop != nil {
+					pop.Queue(ctx, p)
+				}
+			})
+			if pop != nil && len(extra) > 0 {
+				extra = extra[:len(extra)-1]
+			}
+		}
 		for i, r := range dels {
 			r.deleted, r.err = deleted[i], errs[i]
 		}
+		return extra
+	}
+	if h == nil || !withRecords {
+		deleteAnd(nil)
 		return
 	}
 	// Every record of the requests, in their order, as one batch: one script call. A
@@ -380,19 +416,12 @@ func (a *acks) deleteMany(ctx context.Context, reqs []*deleteReq) {
 			h.Failed("records", err)
 		}
 	}
-	if !h.Shared || len(jobs) == 0 {
-		if len(jobs) > 0 {
-			deleted, errs, _ := a.rdb.DeleteReservedMany(ctx, jobs)
-			for i, r := range dels {
-				r.deleted, r.err = deleted[i], errs[i]
-			}
+	if !h.Shared || (len(jobs) == 0 && pop == nil) {
+		if len(jobs) > 0 || pop != nil {
+			deleteAnd(nil)
 		}
 		h.Exec(ctx, "records", func(p redis.Pipeliner) error { queue(p); return nil })
 		return
 	}
-	deleted, errs, extra, _ := a.rdb.DeleteReservedManyAnd(ctx, jobs, queue)
-	for i, r := range dels {
-		r.deleted, r.err = deleted[i], errs[i]
-	}
-	h.Settle(ctx, "records", extra)
+	h.Settle(ctx, "records", deleteAnd(queue))
 }

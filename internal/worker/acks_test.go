@@ -2,7 +2,6 @@ package worker
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"time"
 
@@ -28,6 +27,10 @@ func TestDeletionRidesThePop(t *testing.T) {
 	defer a.start(ctx)()
 	a.startRiding()
 
+	k := r.Keys("q").Reserved
+	if err := c.ZAdd(ctx, k, redis.Z{Score: 1, Member: "job-1"}, redis.Z{Score: 1, Member: "job-2"}).Err(); err != nil {
+		t.Fatal(err)
+	}
 	slots := make(chan struct{}, 1)
 	req := &deleteReq{job: rdb.Finished{Queue: "q", Reserved: []byte("job-1")}, slots: slots}
 	done := make(chan bool)
@@ -52,7 +55,7 @@ func TestDeletionRidesThePop(t *testing.T) {
 		t.Fatal("delete returned before the loop sent the deletion")
 	case <-time.After(3 * rideWait):
 	}
-	if failed := doneRiders(riders, []bool{true}, []error{nil}); failed != 0 || !<-done || !req.freed || len(slots) != 0 {
+	if failed := a.sendRiding(ctx, riders, nil); failed != 0 || !<-done || !req.freed || len(slots) != 0 {
 		t.Fatalf("failed %d, freed %v, %d slots given back", failed, req.freed, len(slots))
 	}
 
@@ -60,15 +63,13 @@ func TestDeletionRidesThePop(t *testing.T) {
 	go func() { _, _ = a.delete(ctx, req) }()
 	<-a.rode
 	riders = a.takeRiders()
-	if failed := doneRiders(riders, []bool{false}, []error{errors.New("i/o timeout")}); failed != 1 || req.freed {
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if failed := a.sendRiding(cancelled, riders, nil); failed != 1 || req.freed {
 		t.Fatalf("failed %d, freed %v", failed, req.freed)
 	}
 
 	// Not taken by a pop: the batcher deletes it after rideWait, then frees the slot.
-	k := r.Keys("q").Reserved
-	if err := c.ZAdd(ctx, k, redis.Z{Score: 1, Member: "job-2"}).Err(); err != nil {
-		t.Fatal(err)
-	}
 	req2 := &deleteReq{job: rdb.Finished{Queue: "q", Reserved: []byte("job-2")}, slots: make(chan struct{}, 1)}
 	deleted, err := a.delete(ctx, req2)
 	if err != nil || !deleted || !req2.freed || len(req2.slots) != 1 {
@@ -88,7 +89,7 @@ func TestDeletionRidesThePop(t *testing.T) {
 }
 
 // Deletions ride only where nothing depends on the job's slot being held until it is
-// deleted: not with Horizon's records, replica acknowledgements, --rest, --max-jobs or one slot.
+// deleted: not with replica acknowledgements, --rest, --max-jobs or one slot.
 func TestWhenDeletionsRide(t *testing.T) {
 	c := testenv.RedisServer(t).Client(t, 0)
 	plain, err := rdb.New(c, rdb.Options{Prefix: testenv.Prefix(t)})
@@ -108,7 +109,7 @@ func TestWhenDeletionsRide(t *testing.T) {
 		{"one slot", newAcks(plain, nil, &Config{Concurrency: 1}), false},
 		{"--rest", newAcks(plain, nil, &Config{Concurrency: 8, Rest: time.Second}), false},
 		{"--max-jobs", newAcks(plain, nil, &Config{Concurrency: 8, MaxJobs: 100}), false},
-		{"Horizon", newAcks(plain, &horizon.Recorder{}, &Config{Concurrency: 8}), false},
+		{"Horizon", newAcks(plain, &horizon.Recorder{}, &Config{Concurrency: 8}), true},
 		{"replica acknowledgements", newAcks(confirmed, nil, &Config{Concurrency: 8}), false},
 	} {
 		if tc.a.mayRide != tc.want {

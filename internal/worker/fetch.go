@@ -100,8 +100,15 @@ func (f *fetcher) loop(l *fetchRun) error {
 		}
 		// The deletions waiting for this pop bring their jobs' slots (acks.riding).
 		riders := f.acks.takeRiders()
-		n += len(riders)
+		for _, r := range riders {
+			if r.freed {
+				n++
+			}
+		}
 		if n == 0 {
+			if len(riders) > 0 {
+				f.acks.sendRiding(l.ackCtx, riders, nil)
+			}
 			continue
 		}
 		// MaxJobs counts every job popped, also those still running: never pop more
@@ -320,7 +327,7 @@ func memoryInUse() uint64 {
 func (f *fetcher) fetch(l *fetchRun, n int, riders []*deleteReq) (got int, active string, kept int, err error) {
 	defer func() {
 		if riders != nil {
-			kept += f.acks.sendTaken(l.ackCtx, riders)
+			kept += f.acks.sendRiding(l.ackCtx, riders, nil)
 		}
 	}()
 	if p := l.pending; p != nil {
@@ -385,20 +392,22 @@ func (f *fetcher) fetch(l *fetchRun, n int, riders []*deleteReq) (got int, activ
 }
 
 // pop pops up to n jobs from q with the run's next ticket, after riders, finished jobs'
-// deletions (acks.riding), in the same round trip; failed is how many deletions failed.
+// deletions and Horizon's records (acks.riding), in the same round trip; failed is how
+// many deletions that brought a slot failed.
 func (f *fetcher) pop(l *fetchRun, q string, reserveUntil int64, n int, riders []*deleteReq) (jobs []rdb.PoppedJob, failed int, err error) {
 	if len(riders) == 0 {
 		jobs, err = f.cfg.RDB.PopTicket(l.ctx, q, reserveUntil, n, f.ticket(l))
 		return jobs, 0, err
 	}
-	finished := make([]rdb.Finished, len(riders))
-	for i, r := range riders {
-		finished[i] = r.job
+	// The riders' own context: the loop's may be cancelled while the pop is sent, and
+	// a finished job's deletion must still be made.
+	pop, err := f.cfg.RDB.PipelinedPopTicket(l.ackCtx, q, reserveUntil, n, f.ticket(l))
+	if err != nil {
+		return nil, f.acks.sendRiding(l.ackCtx, riders, nil), err
 	}
-	// The deletions' own context: the loop's may be cancelled while the pop is sent,
-	// and a finished job's deletion must still be made.
-	jobs, deleted, errs, _, err := f.cfg.RDB.PopTicketAfter(l.ackCtx, finished, q, reserveUntil, n, f.ticket(l))
-	return jobs, doneRiders(riders, deleted, errs), err
+	failed = f.acks.sendRiding(l.ackCtx, riders, pop)
+	jobs, err = pop.Result(l.ackCtx)
+	return jobs, failed, err
 }
 
 // pendingPop is a pop whose reply never arrived: Redis may have reserved jobs for it.
