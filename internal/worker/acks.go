@@ -147,7 +147,7 @@ func (a *acks) start(ctx context.Context) (stop func()) {
 				}
 			case <-late:
 				late = nil
-				a.sendRiders(ctx)
+				a.sendLate(ctx)
 			case r := <-b.reqs:
 				batch = append(batch[:0], r)
 			more:
@@ -159,7 +159,7 @@ func (a *acks) start(ctx context.Context) (stop func()) {
 						break more
 					}
 				}
-				a.sendRiders(ctx) // the riders queued before these requests go first
+				a.sendLate(ctx) // the riders queued before these requests go first
 				a.deleteMany(ctx, batch)
 				for _, r := range batch {
 					r.sent()
@@ -187,7 +187,7 @@ func (a *acks) startRiding() { a.riding.Store(a.mayRide) }
 // go with the batcher.
 func (a *acks) stopRiding(ctx context.Context) {
 	a.riding.Store(false)
-	a.sendRiders(ctx)
+	a.sendLate(ctx)
 }
 
 // takeRiders returns the deletions waiting for a pop; the caller sends them and calls
@@ -219,36 +219,35 @@ func (a *acks) ride(r *deleteReq) {
 // not nil (before it), and returns how many deletions that brought a slot failed:
 // their slots stay with their jobs, the loop holds the others.
 func (a *acks) sendRiding(ctx context.Context, riders []*deleteReq, pop *rdb.PipelinedPop) (failed int) {
+	return a.sendRiders(ctx, riders, pop, false)
+}
+
+// sendLate sends the riders no pop took, on their own, and frees the slots of the
+// deletions Redis made, after its answer: a pop the loop sends meanwhile on another
+// connection may reach Redis first, and must not have counted them.
+func (a *acks) sendLate(ctx context.Context) {
+	if reqs := a.takeRiders(); len(reqs) > 0 {
+		a.sendRiders(ctx, reqs, nil, true)
+	}
+}
+
+// sendRiders sends riders (with pop, see sendMany) and settles the slots they brought:
+// a failed deletion's slot goes back to its job, a made one's to the slot tokens when
+// freeSlots (else the fetch loop holds it). It returns how many failed.
+func (a *acks) sendRiders(ctx context.Context, riders []*deleteReq, pop *rdb.PipelinedPop, freeSlots bool) (failed int) {
 	a.sendMany(ctx, riders, pop)
 	for _, r := range riders {
-		if r.freed && r.err != nil {
+		switch {
+		case !r.freed:
+		case r.err != nil:
 			r.freed = false
 			failed++
+		case freeSlots:
+			r.slots <- struct{}{}
 		}
 		r.sent()
 	}
 	return failed
-}
-
-// sendRiders sends the riders no pop took on their own and frees the slots of the
-// deletions Redis made, after its answer: a pop the loop sends meanwhile on another
-// connection may reach Redis first, and must not have counted them.
-func (a *acks) sendRiders(ctx context.Context) {
-	reqs := a.takeRiders()
-	if len(reqs) == 0 {
-		return
-	}
-	a.sendMany(ctx, reqs, nil)
-	for _, r := range reqs {
-		if r.freed {
-			if r.err != nil {
-				r.freed = false
-			} else {
-				r.slots <- struct{}{}
-			}
-		}
-		r.sent()
-	}
 }
 
 // sent tells the sender of r that it was sent: a deletion's caller waits for its

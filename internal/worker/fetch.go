@@ -15,8 +15,9 @@ import (
 // The fetch stage: the worker's main loop. It takes free concurrency slots, checks the
 // stop conditions queue:work checks after every job (max jobs, max time, memory, the
 // restart and pause signals), migrates due delayed jobs and expired reservations,
-// pops as many jobs as it has free slots from the first queue that has some, and hands
-// each to the processor on a goroutine of its own. When no queue has a job it blocks on
+// pops as many jobs as it has free slots from the first queue that has some (the slots of
+// finished jobs whose deletions ride the pop included, see acks.riding), and hands each
+// to the processor on a goroutine of its own. When no queue has a job it blocks on
 // the notify list (block_for) or sleeps.
 
 const (
