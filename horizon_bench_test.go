@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraq/laraq/internal/bench"
 	"github.com/laraq/laraq/internal/testkit"
 
 	"github.com/redis/go-redis/v9"
@@ -124,9 +125,10 @@ func BenchmarkDrainHorizon(b *testing.B) {
 // Laravel's Worker on Horizon's RedisQueue with its listeners, one process, the Laravel
 // 11 peer), then, LARAQ_HORIZON_BENCH_ROUNDS times, the same jobs (pushed through
 // Horizon's queue every time) with the Go worker at concurrency 16 with Horizon's records
-// off and on, back to back in alternating order. It prints the best rates and the median
-// of the rounds' on/off ratios: each ratio pairs two runs a second apart, so a machine
-// whose speed drifts (other tenants of a shared host) moves both alike.
+// off and on, back to back in alternating order. It prints the best rates, each side's
+// CPU per job (the server's and this process's, medians of the rounds) and the median of
+// the rounds' on/off ratios: each ratio pairs two runs a second apart, so a machine whose
+// speed drifts (other tenants of a shared host) moves both alike.
 func TestHorizonBenchProcess(t *testing.T) {
 	n, _ := strconv.Atoi(os.Getenv("LARAQ_HORIZON_BENCH_N"))
 	if n <= 0 {
@@ -152,6 +154,7 @@ func TestHorizonBenchProcess(t *testing.T) {
 	}
 	var offRate, onRate float64
 	ratios := make([]float64, 0, rounds)
+	perJob := map[bool][]jobCost{} // each round's CPU per job, records off and on
 	for round := range rounds {
 		rate := map[bool]float64{}
 		order := []bool{false, true}
@@ -163,20 +166,18 @@ func TestHorizonBenchProcess(t *testing.T) {
 			// that runs Horizon: only the worker's bookkeeping differs.
 			queue := fmt.Sprintf("r%dgo%v", round, horizon)
 			hb.fill(t, queue, n, true)
+			before := hb.usage(t)
 			ran, d := hb.drain(t, queue, 16, horizon)
 			if ran != int64(n) {
 				t.Fatalf("Go ran %d of %d", ran, n)
 			}
 			rate[horizon] = float64(n) / d.Seconds()
+			perJob[horizon] = append(perJob[horizon], costPerJob(before, hb.usage(t), n))
 		}
 		offRate, onRate = max(offRate, rate[false]), max(onRate, rate[true])
 		ratios = append(ratios, rate[true]/rate[false])
 	}
-	slices.Sort(ratios)
-	ratio := ratios[len(ratios)/2]
-	if len(ratios)%2 == 0 {
-		ratio = (ratios[len(ratios)/2-1] + ratios[len(ratios)/2]) / 2
-	}
+	ratio := median(ratios)
 	verdict := "met"
 	if ratio < 0.8 { // issue 22
 		verdict = "MISSED"
@@ -186,6 +187,56 @@ func TestHorizonBenchProcess(t *testing.T) {
 	fmt.Printf("%-46s %10.0f %12s\n", "PHP queue:work on Horizon's queue (1 process)", phpRate, "1.0x")
 	fmt.Printf("%-46s %10.0f %11.1fx\n", "Go, concurrency 16, Horizon records off", offRate, offRate/phpRate)
 	fmt.Printf("%-46s %10.0f %11.1fx\n", "Go, concurrency 16, Horizon records on", onRate, onRate/phpRate)
+	off, on := medianCost(perJob[false]), medianCost(perJob[true])
+	fmt.Printf("\nPer job, the median of the rounds (µs)     %10s %12s %12s\n", "Redis CPU", "worker CPU", "script time")
+	fmt.Printf("%-42s %10.1f %12.1f %12.1f\n", "Horizon records off", off.redis, off.worker, off.script)
+	fmt.Printf("%-42s %10.1f %12.1f %12.1f\n", "Horizon records on", on.redis, on.worker, on.script)
+	fmt.Printf("The records add %.1f µs of Redis CPU and %.1f µs of worker CPU per job; (off's CPU)/(on's CPU) = %.2f\n",
+		on.redis-off.redis, on.worker-off.worker, (off.redis+off.worker)/(on.redis+on.worker))
 	fmt.Printf("\nHorizon records on/off: %.2f, the median of %d rounds (%.2f to %.2f) (target >= 0.8: %s)\n",
 		ratio, rounds, ratios[0], ratios[len(ratios)-1], verdict)
+}
+
+// jobCost is the CPU one drain spent per job, in microseconds: the server's, the worker
+// process's, and the server's time inside scripts.
+type jobCost struct{ redis, worker, script float64 }
+
+// usage reads the counters a drain's cost is the difference of.
+func (b *hzBench) usage(tb testing.TB) bench.Usage {
+	tb.Helper()
+	u, err := bench.Take(context.Background(), b.client)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return u
+}
+
+func costPerJob(before, after bench.Usage, n int) jobCost {
+	us := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(n) }
+	return jobCost{redis: us(after.RedisCPU - before.RedisCPU), worker: us(after.GoCPU - before.GoCPU),
+		script: us(after.ScriptTime - before.ScriptTime)}
+}
+
+// medianCost is the median of each figure of costs on its own.
+func medianCost(costs []jobCost) jobCost {
+	pick := func(f func(jobCost) float64) float64 {
+		v := make([]float64, len(costs))
+		for i, c := range costs {
+			v[i] = f(c)
+		}
+		return median(v)
+	}
+	return jobCost{redis: pick(func(c jobCost) float64 { return c.redis }),
+		worker: pick(func(c jobCost) float64 { return c.worker }),
+		script: pick(func(c jobCost) float64 { return c.script })}
+}
+
+// median of v (sorted in place); the mean of the middle two for an even count.
+func median(v []float64) float64 {
+	slices.Sort(v)
+	m := v[len(v)/2]
+	if len(v)%2 == 0 {
+		m = (v[len(v)/2-1] + v[len(v)/2]) / 2
+	}
+	return m
 }

@@ -9,9 +9,10 @@
 #     alternating order, ROUNDS times (the same jobs, pushed through Horizon's queue each
 #     time: only the worker's bookkeeping differs).
 #
-# Prints the best jobs/s of each, the ratios to PHP, and the median of the rounds' on/off
-# ratios (target >= 0.8): each pairs two runs a second apart, which a shared machine's
-# drifting speed moves alike. With BENCH_TARGETS=FILE the target is also appended to FILE
+# Prints the best jobs/s of each, the ratios to PHP, each side's Redis CPU, worker CPU and
+# script time per job (medians of the rounds), and the median of the rounds' on/off ratios
+# (target >= 0.8): each pairs two runs a second apart, which a shared machine's drifting
+# speed moves alike. With BENCH_TARGETS=FILE the target is also appended to FILE
 # as a "name|value|limit|verdict" line (scripts/bench.sh).
 # Usage: scripts/bench-horizon.sh [JOBS [ROUNDS]]   (default 5000 5; needs go, php, redis-server,
 # and the Laravel peers: scripts/install-peers.sh)

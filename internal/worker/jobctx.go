@@ -27,8 +27,13 @@ type handlerCtx struct {
 
 type afterFunc struct{ f func() }
 
-// closedDone is the Done channel of a context cancelled before anyone asked for one.
-var closedDone = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+// closedDone is the Done channel of a context cancelled before anyone asked for one,
+// which such a context stores as closedDonePtr: most handlers never ask, and every job's
+// context is cancelled when it ends, so this spares an allocation per job.
+var (
+	closedDone    = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+	closedDonePtr = &closedDone
+)
 
 // reset readies c for a new attempt under parent.
 func (c *handlerCtx) reset(parent context.Context, deadline time.Time) {
@@ -80,8 +85,7 @@ func (c *handlerCtx) cancel(err error) {
 	if d := c.done.Load(); d != nil {
 		close(*d)
 	} else {
-		done := closedDone
-		c.done.Store(&done)
+		c.done.Store(closedDonePtr)
 	}
 	afters := c.afters
 	c.afters = nil
