@@ -219,16 +219,11 @@ func costPerJob(before, after bench.Usage, n int) jobCost {
 
 // medianCost is the median of each figure of costs on its own.
 func medianCost(costs []jobCost) jobCost {
-	pick := func(f func(jobCost) float64) float64 {
-		v := make([]float64, len(costs))
-		for i, c := range costs {
-			v[i] = f(c)
-		}
-		return median(v)
+	var server, worker, script []float64
+	for _, c := range costs {
+		server, worker, script = append(server, c.redis), append(worker, c.worker), append(script, c.script)
 	}
-	return jobCost{redis: pick(func(c jobCost) float64 { return c.redis }),
-		worker: pick(func(c jobCost) float64 { return c.worker }),
-		script: pick(func(c jobCost) float64 { return c.script })}
+	return jobCost{redis: median(server), worker: median(worker), script: median(script)}
 }
 
 // median of v (sorted in place); the mean of the middle two for an even count.
