@@ -281,42 +281,64 @@ func TestPauseFlagsAndPauseMethod(t *testing.T) {
 	}
 }
 
+// TestConcurrencyBoundsReservations: the worker never runs or holds reserved more jobs
+// than its slots, with one fetch loop and, from 32 slots, with two (each pops with a
+// ticket of its own, so the tickets say how many loops popped).
 func TestConcurrencyBoundsReservations(t *testing.T) {
 	t.Parallel()
-	e := testkit.NewEnv(t)
-	var running, peak atomic.Int32
-	var peakReserved atomic.Int64
-	reg := laraq.NewJobs()
-	reg.HandleFunc(`App\Jobs\SendInvoice`, func(ctx context.Context, j *laraq.JobInfo) error {
-		n := running.Add(1)
-		defer running.Add(-1)
-		for {
-			p := peak.Load()
-			if n <= p || peak.CompareAndSwap(p, n) {
-				break
+	for _, c := range []struct{ slots, jobs, loops int }{{4, 40, 1}, {40, 400, 2}} {
+		t.Run(fmt.Sprintf("%d slots", c.slots), func(t *testing.T) {
+			t.Parallel()
+			e := testkit.NewEnv(t)
+			var running, peak atomic.Int32
+			var peakReserved atomic.Int64
+			var mu sync.Mutex
+			tickets := map[string]bool{}
+			reg := laraq.NewJobs()
+			reg.HandleFunc(`App\Jobs\SendInvoice`, func(ctx context.Context, j *laraq.JobInfo) error {
+				n := running.Add(1)
+				defer running.Add(-1)
+				for {
+					p := peak.Load()
+					if n <= p || peak.CompareAndSwap(p, n) {
+						break
+					}
+				}
+				if r := e.Client.ZCard(ctx, e.Prefix+"queues:default:reserved").Val(); r > peakReserved.Load() {
+					peakReserved.Store(r)
+				}
+				keys, err := e.Client.Keys(ctx, e.Prefix+"queues:default*pop:*").Result()
+				if err != nil {
+					return err
+				}
+				mu.Lock()
+				for _, k := range keys {
+					tickets[k] = true
+				}
+				mu.Unlock()
+				time.Sleep(20 * time.Millisecond)
+				return nil
+			})
+			cfg := e.Config(reg)
+			cfg.Concurrency = c.slots
+			cfg.StopWhenEmpty = true
+			for i := range c.jobs {
+				e.Push("default", testkit.Job(t, testkit.SendInvoice{InvoiceID: int64(i)}, nil))
 			}
-		}
-		if r := e.Client.ZCard(ctx, e.Prefix+"queues:default:reserved").Val(); r > peakReserved.Load() {
-			peakReserved.Store(r)
-		}
-		time.Sleep(20 * time.Millisecond)
-		return nil
-	})
-	cfg := e.Config(reg)
-	cfg.Concurrency = 4
-	cfg.StopWhenEmpty = true
-	for i := range 40 {
-		e.Push("default", testkit.Job(t, testkit.SendInvoice{InvoiceID: int64(i)}, nil))
-	}
-	e.RunToEnd(e.Consumer(cfg))
-	if peak.Load() != 4 {
-		t.Errorf("peak concurrency %d, want 4", peak.Load())
-	}
-	if peakReserved.Load() > 4 {
-		t.Errorf("peak reservations %d > 4", peakReserved.Load())
-	}
-	if k := e.Keys(); len(k) != 0 {
-		t.Errorf("keys %v", k)
+			e.RunToEnd(e.Consumer(cfg))
+			if peak.Load() != int32(c.slots) {
+				t.Errorf("peak concurrency %d, want %d", peak.Load(), c.slots)
+			}
+			if peakReserved.Load() > int64(c.slots) {
+				t.Errorf("peak reservations %d > %d", peakReserved.Load(), c.slots)
+			}
+			if len(tickets) != c.loops {
+				t.Errorf("pop tickets %v: %d loops popped, want %d", tickets, len(tickets), c.loops)
+			}
+			if k := e.Keys(); len(k) != 0 {
+				t.Errorf("keys %v", k)
+			}
+		})
 	}
 }
 

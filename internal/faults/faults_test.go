@@ -69,7 +69,8 @@ func (r *runs) get() map[int64]int {
 // and asks again with the same ticket. With more slots finished jobs' deletions ride
 // the pop in one pipeline, which go-redis re-sends after a timeout: a copy that
 // arrives after the stall gets the first copy's jobs again (the ticket) and finds the
-// deletions done (the job was deleted by a copy whose reply was lost).
+// deletions done (the job was deleted by a copy whose reply was lost). From 32 slots two
+// fetch loops pop, each with its own tickets.
 func TestStalledPopLosesNoJobAndNoAttempt(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -79,6 +80,7 @@ func TestStalledPopLosesNoJobAndNoAttempt(t *testing.T) {
 	}{
 		{"the pop alone", 1, "a pop's reply was lost"},
 		{"deletions riding the pop", 2, "an earlier copy of the call, whose reply was lost, had done it"},
+		{"two fetch loops, deletions riding", 64, "an earlier copy of the call, whose reply was lost, had done it"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -51,6 +51,11 @@ type fetcher struct {
 type fetchRun struct {
 	*run
 
+	// ctx is the loop's: cancelled when Run's ctx is, or when the other loop stopped
+	// (see fetcher.loops). A pop already sent is not cancelled by it.
+	ctx    context.Context
+	helper bool // the second loop: only the first emits EventLoop
+
 	start       time.Time
 	taken       int
 	restart     int64
@@ -68,6 +73,38 @@ type fetchRun struct {
 	pending *pendingPop // a pop whose reply was lost, to settle before the next
 
 	refusals
+}
+
+// helperMin is the least concurrency at which a second fetch loop runs beside the first
+// (see loops): below it a pop carries too few jobs for two to pay.
+const helperMin = 32
+
+// loops runs the fetch loop l and, when finished jobs' deletions ride the pops
+// (acks.mayRide) and the worker has helperMin slots or more, the loop helper beside it:
+// while one loop waits for its pop's reply or reads it, Redis runs the other's. They
+// share the slots, the riders and the stop conditions, each with its own pop tickets;
+// the first to stop stops the other's waits, not a pop it sent. It returns the loops
+// that ran and the first one's reason to stop (nil: Run's ctx was cancelled).
+func (f *fetcher) loops(l, helper *fetchRun) (ran []*fetchRun, reason error) {
+	l.ctx = l.run.ctx
+	if !f.acks.mayRide || f.cfg.Concurrency < helperMin {
+		return []*fetchRun{l}, f.loop(l)
+	}
+	ctx, stop := context.WithCancel(l.run.ctx)
+	defer stop()
+	l.ctx, helper.ctx, helper.helper = ctx, ctx, true
+	helper.restart, helper.restartSeen = l.restart, l.restartSeen
+	var helperReason error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		helperReason = f.loop(helper)
+		stop()
+	}()
+	reason = f.loop(l)
+	stop()
+	<-done
+	return []*fetchRun{l, helper}, cmp.Or(reason, helperReason)
 }
 
 // loop takes jobs until it should stop and returns why (nil: ctx cancelled).
@@ -221,6 +258,9 @@ func (l *fetchRun) redisCall(ctx context.Context, err error) {
 // heartbeatInterval (it was waiting for a slot, sleeping or draining), so that the
 // event says whether Redis answers now.
 func (f *fetcher) heartbeat(ctx context.Context, l *fetchRun) {
+	if l.helper {
+		return
+	}
 	if time.Since(l.redisAt) >= heartbeatInterval {
 		pctx, cancel := context.WithTimeout(ctx, heartbeatInterval)
 		err := f.cfg.RDB.Client().Ping(pctx).Err()
@@ -236,6 +276,9 @@ func (f *fetcher) heartbeat(ctx context.Context, l *fetchRun) {
 // beat emits EventLoop with what the loop last learnt of Redis, or, while Redis answers
 // but every queue is skipped, why no job can be taken.
 func (f *fetcher) beat(l *fetchRun) {
+	if l.helper {
+		return
+	}
 	err := l.redisErr
 	if err == nil {
 		err = f.unworkable(l)
@@ -397,7 +440,8 @@ func (f *fetcher) fetch(l *fetchRun, n int, riders []*deleteReq) (got int, activ
 // many deletions that brought a slot failed.
 func (f *fetcher) pop(l *fetchRun, q string, reserveUntil int64, n int, riders []*deleteReq) (jobs []rdb.PoppedJob, failed int, err error) {
 	if len(riders) == 0 {
-		jobs, err = f.cfg.RDB.PopTicket(l.ctx, q, reserveUntil, n, f.ticket(l))
+		// Run's ctx: the other loop's stop does not cancel a pop sent.
+		jobs, err = f.cfg.RDB.PopTicket(l.run.ctx, q, reserveUntil, n, f.ticket(l))
 		return jobs, 0, err
 	}
 	// The riders' own context: the loop's may be cancelled while the pop is sent, and

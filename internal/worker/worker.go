@@ -115,8 +115,11 @@ func (w *Worker) Run(ctx context.Context) error {
 		r.slots <- struct{}{}
 		go r.serve()
 	}
-	l := &fetchRun{run: r, owner: uuid.NewString(), popSeq: 1, start: w.cfg.Now(), paused: map[string]bool{},
-		migratedAt: map[string]time.Time{}, refusals: refusals{skipped: map[string]*skippedQueue{}}}
+	newFetchRun := func() *fetchRun {
+		return &fetchRun{run: r, ctx: ctx, owner: uuid.NewString(), popSeq: 1, start: w.cfg.Now(), paused: map[string]bool{},
+			migratedAt: map[string]time.Time{}, refusals: refusals{skipped: map[string]*skippedQueue{}}}
+	}
+	l := newFetchRun()
 	stopAcks := w.acks.start(r.ackCtx)
 	defer stopAcks()
 	defer w.watch.start(r)()
@@ -137,11 +140,13 @@ func (w *Worker) Run(ctx context.Context) error {
 	w.logStart()
 
 	w.acks.startRiding()
-	reason := w.fetcher.loop(l)
+	loops, reason := w.fetcher.loops(l, newFetchRun())
 	w.acks.stopRiding(r.ackCtx)
-	if l.pending != nil {
-		r.wg.Add(1)
-		go w.fetcher.settleAtStop(l)
+	for _, l := range loops {
+		if l.pending != nil {
+			r.wg.Add(1)
+			go w.fetcher.settleAtStop(l)
+		}
 	}
 
 	// In-flight jobs finish first. After a stop condition they get all the time they
@@ -160,7 +165,9 @@ wait:
 	for {
 		select {
 		case <-done:
-			w.fetcher.forgetTickets(ctx, l)
+			for _, l := range loops {
+				w.fetcher.forgetTickets(ctx, l)
+			}
 			w.log.Info("worker stopped", "reason", stopReason(reason))
 			return reason
 		case <-ctxDone:
@@ -236,7 +243,7 @@ func (w *Worker) startHorizon(l *fetchRun) (stop func()) {
 		return func() {}
 	}
 	return w.supervisor.Start(l.ackCtx, func() (int, bool, bool) {
-		return w.cfg.Concurrency, w.Paused(), l.ctx.Err() != nil
+		return w.cfg.Concurrency, w.Paused(), l.run.ctx.Err() != nil
 	})
 }
 
